@@ -1,0 +1,67 @@
+"""Chain-rule log-likelihood with a causal LM: token i is scored from the logits at i - 1."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import torch
+
+from pllscore.engine.executor import run_batches
+from pllscore.engine.heads import split_causal_lm
+from pllscore.engine.readout import pick_logprobs, read_logprobs
+
+__all__ = ["CausalEngine"]
+
+
+class CausalEngine:
+    """Scores token sequences with one causal LM."""
+
+    def __init__(self, model: Any, *, pad_token_id: int, vocab_size: int) -> None:
+        self.model = model
+        self.pad_token_id = pad_token_id
+        self.vocab_size = vocab_size
+        self.parts = split_causal_lm(model)
+
+    @property
+    def device(self) -> torch.device:
+        return next(self.model.parameters()).device
+
+    def run(
+        self, sequences: Sequence[Sequence[int]], *, max_tokens: int, progress: bool | None = None
+    ) -> list[np.ndarray]:
+        """Per sequence, ``log p(token_i | tokens_<i)`` in nats (float64) for i = 1 .. n-1."""
+        seqs = [np.asarray(s, dtype=np.int64) for s in sequences]
+        out: list[np.ndarray] = [np.empty(0)] * len(seqs)
+
+        def run_one(batch: np.ndarray) -> None:
+            for i, lp in zip(batch, self._run_batch([seqs[i] for i in batch])):
+                out[i] = lp
+
+        with torch.inference_mode():
+            lengths = np.array([len(s) for s in seqs], dtype=np.int64)
+            run_batches(lengths, max_tokens, run_one, progress=progress, desc="sentences", unit="text")
+        return out
+
+    def _run_batch(self, seqs: list[np.ndarray]) -> list[np.ndarray]:
+        lengths = np.array([len(s) for s in seqs], dtype=np.int64)
+        ids = np.full((len(seqs), int(lengths.max())), self.pad_token_id, dtype=np.int64)
+        for row, s in enumerate(seqs):
+            ids[row, : len(s)] = s
+        cols = np.arange(ids.shape[1])
+        attention = (cols[None, :] < lengths[:, None]).astype(np.int64)
+        predicts = cols[None, :-1] < (lengths[:, None] - 1)  # position j predicts token j + 1
+        dev = self.device
+        t_ids, t_att = torch.from_numpy(ids).to(dev), torch.from_numpy(attention).to(dev)
+        t_pred = torch.from_numpy(predicts).to(dev)
+        targets = t_ids[:, 1:][t_pred]
+        if self.parts is not None:
+            decoder, head = self.parts
+            hidden = decoder(input_ids=t_ids, attention_mask=t_att)[0]
+            lp = read_logprobs(head, hidden[:, :-1][t_pred], targets, self.vocab_size)
+        else:
+            logits = self.model(input_ids=t_ids, attention_mask=t_att).logits
+            lp = pick_logprobs(logits[:, :-1][t_pred], targets)
+        flat = lp.double().cpu().numpy()
+        return np.split(flat, np.cumsum(lengths - 1)[:-1])

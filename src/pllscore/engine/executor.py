@@ -1,0 +1,52 @@
+"""Run items in batches under a token budget, with a progress bar and CUDA out-of-memory back-off.
+
+The executor knows nothing about models: it is given item lengths and a function that
+runs one batch of item indices. On a CUDA out-of-memory error it halves the budget and
+re-packs the items not yet done, so no finished work is lost.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import torch
+from tqdm.auto import tqdm
+
+from pllscore.errors import ModelError
+from pllscore.plan.batching import pack
+
+__all__ = ["run_batches"]
+
+
+def run_batches(
+    lengths: np.ndarray,
+    max_tokens: int,
+    run: Callable[[np.ndarray], None],
+    *,
+    progress: bool | None = None,
+    desc: str = "scoring",
+    unit: str = "copy",
+) -> None:
+    """Call ``run`` on batches of item indices until every item is done."""
+    lengths = np.asarray(lengths, dtype=np.int64)
+    todo = np.arange(len(lengths))
+    budget = max_tokens
+    # progress=None: tqdm shows a bar only when stderr is a terminal
+    with tqdm(total=len(lengths), desc=desc, unit=unit, disable=None if progress is None else not progress, leave=False) as bar:
+        while len(todo):
+            done = np.zeros(len(todo), dtype=bool)
+            try:
+                for batch in pack(lengths[todo], budget):
+                    run(todo[batch])
+                    done[batch] = True
+                    bar.update(len(batch))
+            except torch.cuda.OutOfMemoryError as e:
+                torch.cuda.empty_cache()
+                if budget <= int(lengths[todo[~done]].max()):
+                    raise ModelError(
+                        f"out of GPU memory even for a single input of {int(lengths[todo[~done]].max())} tokens; "
+                        "use a smaller dtype (bfloat16) or a device with more memory"
+                    ) from e
+                budget //= 2
+            todo = todo[~done]

@@ -1,0 +1,189 @@
+"""Model and tokenizer from a Hub name or a local folder; masked vs causal from the config.
+
+Every failure of transformers or the file system becomes a one-line :class:`ModelError`.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import torch
+import transformers
+from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForMaskedLM, AutoTokenizer
+
+from pllscore.errors import InputError, ModelError
+
+Kind = Literal["masked", "causal"]
+
+__all__ = ["Kind", "Loaded", "detect_kind", "load_pretrained", "max_input_length", "resolve_device", "resolve_dtype"]
+
+# models whose position ids start after the padding index, so two positions are unusable
+_OFFSET_POSITIONS = {"roberta", "xlm-roberta", "camembert", "xlm-roberta-xl", "data2vec-text", "longformer"}
+
+_DTYPES = {
+    "float32": torch.float32,
+    "fp32": torch.float32,
+    "bfloat16": torch.bfloat16,
+    "bf16": torch.bfloat16,
+    "float16": torch.float16,
+    "fp16": torch.float16,
+    "half": torch.float16,
+}
+
+
+@dataclass(frozen=True)
+class Loaded:
+    """A loaded model with its tokenizer and what pllscore learned about it."""
+
+    model: Any
+    tokenizer: Any
+    kind: Kind
+    name: str
+    revision: str | None
+    device: torch.device
+
+
+def resolve_device(device: str | torch.device = "auto") -> torch.device:
+    """``"auto"`` picks cuda, then mps, then cpu; anything else is passed to ``torch.device``."""
+    if isinstance(device, torch.device):
+        return device
+    if device == "auto":
+        if torch.cuda.is_available():
+            return torch.device("cuda")
+        mps = getattr(torch.backends, "mps", None)
+        if mps is not None and mps.is_available():
+            return torch.device("mps")
+        return torch.device("cpu")
+    try:
+        return torch.device(device)
+    except (RuntimeError, TypeError) as e:
+        raise InputError(f"invalid device {device!r}; use 'auto', 'cpu', 'cuda', 'cuda:1' or 'mps'") from e
+
+
+def resolve_dtype(dtype: str | torch.dtype | None) -> torch.dtype:
+    """``None`` means float32, the exact setting; strings like ``"bfloat16"`` are accepted."""
+    if dtype is None:
+        return torch.float32
+    if isinstance(dtype, torch.dtype):
+        if dtype in (torch.float32, torch.bfloat16, torch.float16):
+            return dtype
+    elif isinstance(dtype, str) and dtype.lower().removeprefix("torch.") in _DTYPES:
+        return _DTYPES[dtype.lower().removeprefix("torch.")]
+    raise InputError(f"unsupported dtype {dtype!r}; use float32, bfloat16 or float16")
+
+
+def detect_kind(config: Any) -> Kind | None:
+    """Masked or causal LM, from the config's architectures, else its model type."""
+    archs = list(getattr(config, "architectures", None) or [])
+    if any(a.endswith("ForMaskedLM") for a in archs):
+        return "masked"
+    if any(a.endswith(("ForCausalLM", "LMHeadModel")) for a in archs):
+        return "causal"
+    from transformers.models.auto.modeling_auto import (
+        MODEL_FOR_CAUSAL_LM_MAPPING_NAMES,
+        MODEL_FOR_MASKED_LM_MAPPING_NAMES,
+    )
+
+    model_type = getattr(config, "model_type", None)
+    if getattr(config, "is_decoder", False) and model_type in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES:
+        return "causal"
+    if model_type in MODEL_FOR_MASKED_LM_MAPPING_NAMES:
+        return "masked"
+    if model_type in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES:
+        return "causal"
+    return None
+
+
+def max_input_length(config: Any, tokenizer: Any) -> int | None:
+    """The longest input, in tokens (special tokens included), that the model accepts."""
+    limits: list[int] = []
+    n = getattr(config, "max_position_embeddings", None)
+    if isinstance(n, int) and n > 0:
+        if getattr(config, "model_type", None) in _OFFSET_POSITIONS:
+            n -= (getattr(config, "pad_token_id", None) or 0) + 1
+        limits.append(n)
+    m = getattr(tokenizer, "model_max_length", None)
+    if isinstance(m, int) and 0 < m < 1_000_000:
+        limits.append(m)
+    return min(limits) if limits else None
+
+
+def _one_line(e: BaseException) -> str:
+    text = str(e).strip().splitlines()
+    return text[0] if text else type(e).__name__
+
+
+def _not_found(name: str, e: BaseException) -> ModelError:
+    if os.path.isdir(name):
+        return ModelError(f"cannot load model from folder {name!r}: {_one_line(e)}")
+    if os.path.sep in name and not os.path.exists(name) and name.startswith((".", os.path.sep, "~")):
+        return ModelError(f"model folder {name!r} does not exist; check the path")
+    return ModelError(
+        f"model {name!r} not found: it is not a local folder and could not be fetched from the "
+        "Hugging Face Hub (offline or misspelled?); pass the path of a downloaded model folder"
+    )
+
+
+def load_pretrained(
+    name_or_path: str | os.PathLike[str],
+    *,
+    device: str | torch.device = "auto",
+    dtype: str | torch.dtype | None = None,
+    revision: str | None = None,
+    kind: Kind | None = None,
+    trust_remote_code: bool = False,
+) -> Loaded:
+    """Load a model and its fast tokenizer, in eval mode, on ``device``."""
+    name = os.fspath(name_or_path)
+    if kind not in (None, "masked", "causal"):
+        raise InputError(f"unknown kind {kind!r}; use 'masked', 'causal' or leave it out")
+    torch_device = resolve_device(device)
+    torch_dtype = resolve_dtype(dtype)
+    common: dict[str, Any] = {"revision": revision, "trust_remote_code": trust_remote_code}
+    try:
+        config = AutoConfig.from_pretrained(name, **common)
+    except (OSError, ValueError, KeyError) as e:
+        raise _not_found(name, e) from e
+
+    detected = detect_kind(config)
+    arch = ", ".join(getattr(config, "architectures", None) or [config.model_type])
+    if kind is not None and detected is not None and kind != detected:
+        other = "masked-LM (PLL)" if detected == "causal" else "causal-LM"
+        raise ModelError(
+            f"{name!r} is a {detected} LM ({arch}), not a {kind} one; it cannot be used for {other.split()[0]} "
+            f"scoring: load it with kind={detected!r} or leave kind out"
+        )
+    chosen = kind or detected
+    if chosen is None:
+        raise ModelError(
+            f"{name!r} ({arch}) is neither a masked nor a causal language model; "
+            "pllscore needs a model with a language-modelling head (pass kind='masked' or kind='causal' to force one)"
+        )
+
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(name, use_fast=True, **common)
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise ModelError(f"cannot load the tokenizer of {name!r}: {_one_line(e)}") from e
+    if not getattr(tokenizer, "is_fast", False):
+        raise ModelError(
+            f"{name!r} has only a slow tokenizer ({type(tokenizer).__name__}); pllscore needs a fast one "
+            "(tokenizer.json) for word ids and offsets: save one with the `tokenizers` library or use a model that has it"
+        )
+
+    auto = AutoModelForMaskedLM if chosen == "masked" else AutoModelForCausalLM
+    dtype_key = "dtype" if int(transformers.__version__.split(".")[0]) >= 5 else "torch_dtype"
+    try:
+        model = auto.from_pretrained(name, **common, **{dtype_key: torch_dtype})
+    except (OSError, ValueError, KeyError) as e:
+        raise ModelError(f"cannot load {name!r} as a {chosen} LM: {_one_line(e)}") from e
+    model.eval().to(torch_device)
+    return Loaded(
+        model=model,
+        tokenizer=tokenizer,
+        kind=chosen,
+        name=name,
+        revision=revision or getattr(config, "_commit_hash", None),
+        device=torch_device,
+    )

@@ -1,0 +1,74 @@
+"""Run a :class:`~pllscore.plan.masks.MaskPlan` through a masked LM.
+
+Each batch of masked copies goes through the encoder once; the LM head is applied only
+at the positions where a score is read.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+
+from pllscore.engine.executor import run_batches
+from pllscore.engine.heads import split_masked_lm
+from pllscore.engine.readout import pick_logprobs, read_logprobs
+from pllscore.plan.masks import MaskPlan
+
+__all__ = ["MaskedEngine"]
+
+
+class MaskedEngine:
+    """Scores the reads of mask plans with one masked LM."""
+
+    def __init__(self, model: Any, *, mask_token_id: int, pad_token_id: int, vocab_size: int) -> None:
+        self.model = model
+        self.mask_token_id = mask_token_id
+        self.pad_token_id = pad_token_id
+        self.vocab_size = vocab_size
+        self.parts = split_masked_lm(model)
+
+    @property
+    def device(self) -> torch.device:
+        return next(self.model.parameters()).device
+
+    def run(self, plan: MaskPlan, *, max_tokens: int, progress: bool | None = None) -> np.ndarray:
+        """Log-probability (nats, float64) of every read of ``plan``, in read order."""
+        out = np.full(plan.n_reads, np.nan, dtype=np.float64)
+        seqs = [np.asarray(s, dtype=np.int64) for s in plan.sequences]
+
+        def run_one(copies: np.ndarray) -> None:
+            reads, lp = self._run_batch(plan, seqs, copies)
+            out[reads] = lp
+
+        with torch.inference_mode():
+            run_batches(plan.copy_lengths(), max_tokens, run_one, progress=progress, desc="masked copies")
+        return out
+
+    def _run_batch(self, plan: MaskPlan, seqs: list[np.ndarray], copies: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        lengths = np.array([len(seqs[plan.copy_seq[c]]) for c in copies], dtype=np.int64)
+        ids = np.full((len(copies), int(lengths.max())), self.pad_token_id, dtype=np.int64)
+        for row, c in enumerate(copies):
+            ids[row, : lengths[row]] = seqs[plan.copy_seq[c]]
+        starts, stops = plan.read_ptr[copies], plan.read_ptr[copies + 1]
+        reads = np.concatenate([np.arange(a, b) for a, b in zip(starts, stops)])
+        rows = np.repeat(np.arange(len(copies)), stops - starts)
+        pos = plan.read_pos[reads]
+        targets = ids[rows, pos]  # the original tokens, read before masking
+        for row, c in enumerate(copies):
+            for a, b in plan.copy_runs[c]:
+                ids[row, a:b] = self.mask_token_id
+        attention = (np.arange(ids.shape[1])[None, :] < lengths[:, None]).astype(np.int64)
+
+        dev = self.device
+        t_ids, t_att = torch.from_numpy(ids).to(dev), torch.from_numpy(attention).to(dev)
+        t_rows, t_pos, t_tgt = (torch.from_numpy(a).to(dev) for a in (rows, pos, targets))
+        if self.parts is not None:
+            encoder, head = self.parts
+            hidden = encoder(input_ids=t_ids, attention_mask=t_att)[0]
+            lp = read_logprobs(head, hidden[t_rows, t_pos], t_tgt, self.vocab_size)
+        else:
+            logits = self.model(input_ids=t_ids, attention_mask=t_att).logits
+            lp = pick_logprobs(logits[t_rows, t_pos], t_tgt)
+        return reads, lp.double().cpu().numpy()

@@ -1,0 +1,1 @@
+"""Pure planning logic: token/word alignment, masked copies, batching. Never imports torch."""

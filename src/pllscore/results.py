@@ -1,0 +1,350 @@
+"""Result types: one :class:`SentenceScore` per (text, metric), collected in :class:`Results`.
+
+Scores are stored once, as natural-log probabilities (nats) in float64, with NaN for a
+token that was not scored (the first token of a causal LM run with ``bos=False``).
+``view(base=2, surprisal=True)`` gives the same results in bits and/or negated; every
+number a view shows (token, word, total, mean) is then in that unit.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal, overload
+
+import numpy as np
+
+Span = tuple[int, int]
+Level = Literal["sentence", "word", "token"]
+
+__all__ = ["Results", "SentenceScore", "TokenScore", "WordScore", "to_frame"]
+
+
+@dataclass(frozen=True)
+class TokenScore:
+    """One token: its piece, character span in the text, word index and score."""
+
+    piece: str
+    span: Span
+    word: int
+    score: float
+    scored: bool
+
+
+@dataclass(frozen=True)
+class WordScore:
+    """One word (a ``word_ids()`` group): its text, character span, summed score and token count."""
+
+    text: str
+    span: Span
+    score: float
+    n_tokens: int
+
+
+@dataclass(frozen=True, eq=False)
+class SentenceScore:
+    """The scores of one text under one metric.
+
+    Attributes:
+        index: position of the text in the input.
+        text: the text as given.
+        metric: the masked-LM metric, or ``"causal"`` for a causal LM's log-likelihood.
+        model: the model's name or path.
+        pieces: the text's tokens, special tokens left out.
+        offsets: per token, its character span in ``text``.
+        word_index: per token, the index of its word.
+        word_spans: per word, its character span in ``text``.
+        logprobs: per token, log-probability in nats (NaN when not scored). Unaffected by views.
+        base: logarithm base of the view (``math.e`` for nats, 2 for bits).
+        surprisal: whether the view negates scores (surprisal = -log p).
+    """
+
+    index: int
+    text: str
+    metric: str
+    model: str
+    pieces: tuple[str, ...]
+    offsets: tuple[Span, ...]
+    word_index: np.ndarray
+    word_spans: tuple[Span, ...]
+    logprobs: np.ndarray
+    base: float = math.e
+    surprisal: bool = False
+
+    # --- views -----------------------------------------------------------------
+    def view(self, *, base: float | Literal["e"] | None = None, surprisal: bool | None = None) -> SentenceScore:
+        """The same scores in another unit: ``base`` 2 for bits, ``surprisal=True`` to negate."""
+        return replace(
+            self,
+            base=_check_base(base) if base is not None else self.base,
+            surprisal=self.surprisal if surprisal is None else bool(surprisal),
+        )
+
+    @property
+    def unit(self) -> str:
+        """The view's unit, e.g. ``"nats"`` or ``"bits"``."""
+        return "nats" if self.base == math.e else "bits" if self.base == 2 else f"log{self.base:g}"
+
+    @property
+    def token_scores(self) -> np.ndarray:
+        """Per token, its score in the view's unit (NaN when not scored)."""
+        scale = (-1.0 if self.surprisal else 1.0) / math.log(self.base)
+        return self.logprobs * scale
+
+    # --- sentence level ----------------------------------------------------------
+    @property
+    def scored(self) -> np.ndarray:
+        """Per token, whether it was scored."""
+        return ~np.isnan(self.logprobs)
+
+    @property
+    def n_tokens(self) -> int:
+        """Number of tokens of the text (special tokens not counted)."""
+        return len(self.pieces)
+
+    @property
+    def n_scored(self) -> int:
+        """Number of tokens that carry a score."""
+        return int(self.scored.sum())
+
+    @property
+    def n_words(self) -> int:
+        """Number of words (``word_ids()`` groups)."""
+        return len(self.word_spans)
+
+    @property
+    def total(self) -> float:
+        """Sum of the token scores (the sentence's (pseudo-)log-likelihood in the default view)."""
+        return float(np.nansum(self.token_scores, dtype=np.float64))
+
+    @property
+    def mean(self) -> float:
+        """Mean score per scored token."""
+        n = self.n_scored
+        return self.total / n if n else math.nan
+
+    # --- tokens and words ----------------------------------------------------------
+    @property
+    def tokens(self) -> list[TokenScore]:
+        """Per-token scores, in text order."""
+        values, scored = self.token_scores, self.scored
+        return [
+            TokenScore(piece=p, span=o, word=int(w), score=float(v), scored=bool(s))
+            for p, o, w, v, s in zip(self.pieces, self.offsets, self.word_index, values, scored)
+        ]
+
+    @property
+    def word_scores(self) -> np.ndarray:
+        """Per word, the sum of its tokens' scores (NaN if none of them was scored)."""
+        values = self.token_scores
+        sums = np.zeros(self.n_words, dtype=np.float64)
+        np.add.at(sums, self.word_index, np.nan_to_num(values, nan=0.0))
+        any_scored = np.zeros(self.n_words, dtype=bool)
+        np.logical_or.at(any_scored, self.word_index, self.scored)
+        return np.where(any_scored, sums, np.nan)
+
+    @property
+    def words(self) -> list[WordScore]:
+        """Per-word scores, in text order."""
+        counts = np.bincount(self.word_index, minlength=self.n_words)
+        return [
+            WordScore(text=self.text[a:b], span=(a, b), score=float(v), n_tokens=int(n))
+            for (a, b), v, n in zip(self.word_spans, self.word_scores, counts)
+        ]
+
+    def word(self, i: int) -> WordScore:
+        """The score of word ``i``."""
+        return self.words[i]
+
+    def span(self, start: int, stop: int) -> float:
+        """Sum of the scores of the tokens that overlap characters ``start:stop`` of the text."""
+        hit = np.array([a < stop and b > start for a, b in self.offsets], dtype=bool)
+        return float(np.nansum(self.token_scores[hit])) if len(hit) else 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict of this result (NaN becomes None)."""
+        return {
+            "index": self.index,
+            "text": self.text,
+            "metric": self.metric,
+            "model": self.model,
+            "unit": self.unit,
+            "surprisal": self.surprisal,
+            "total": self.total,
+            "mean": _none_if_nan(self.mean),
+            "n_tokens": self.n_tokens,
+            "n_words": self.n_words,
+            "tokens": [
+                {"piece": t.piece, "span": list(t.span), "word": t.word, "score": _none_if_nan(t.score)}
+                for t in self.tokens
+            ],
+            "words": [
+                {"text": w.text, "span": list(w.span), "score": _none_if_nan(w.score), "n_tokens": w.n_tokens}
+                for w in self.words
+            ],
+        }
+
+    def __repr__(self) -> str:
+        return (
+            f"SentenceScore(index={self.index}, metric={self.metric!r}, total={self.total:.4f} {self.unit}"
+            f"{' surprisal' if self.surprisal else ''}, n_tokens={self.n_tokens}, text={self.text!r})"
+        )
+
+
+@dataclass(frozen=True)
+class Results(Sequence[SentenceScore]):
+    """Scores of a list of texts, one :class:`SentenceScore` per (metric, text).
+
+    Ordered metric-major: all texts under the first metric, then all under the next.
+    With one metric, ``results[i]`` is text ``i``; with several, use ``for_metric``.
+    """
+
+    items: tuple[SentenceScore, ...] = field(default_factory=tuple)
+
+    @overload
+    def __getitem__(self, i: int) -> SentenceScore: ...
+    @overload
+    def __getitem__(self, i: slice) -> Results: ...
+    def __getitem__(self, i: int | slice) -> SentenceScore | Results:
+        if isinstance(i, slice):
+            return Results(self.items[i])
+        return self.items[i]
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def __iter__(self) -> Iterator[SentenceScore]:
+        return iter(self.items)
+
+    @property
+    def metrics(self) -> tuple[str, ...]:
+        """The metrics present, in order."""
+        return tuple(dict.fromkeys(r.metric for r in self.items))
+
+    def for_metric(self, metric: str) -> Results:
+        """The results of one metric, in input order."""
+        from pllscore.metrics import resolve_metrics
+
+        name = metric if metric == "causal" else resolve_metrics(metric)[0]
+        if name not in self.metrics:
+            raise KeyError(f"no results for metric {metric!r}; these results have {', '.join(self.metrics)}")
+        return Results(tuple(r for r in self.items if r.metric == name))
+
+    @property
+    def totals(self) -> np.ndarray:
+        """Per item, its total score."""
+        return np.array([r.total for r in self.items], dtype=np.float64)
+
+    def view(self, *, base: float | Literal["e"] | None = None, surprisal: bool | None = None) -> Results:
+        """The same results in another unit (see :meth:`SentenceScore.view`)."""
+        return Results(tuple(r.view(base=base, surprisal=surprisal) for r in self.items))
+
+    def to_frame(self, level: Level = "sentence") -> Any:
+        """A tidy pandas DataFrame at sentence, word or token level."""
+        return to_frame(self, level=level)
+
+    def to_dicts(self) -> list[dict[str, Any]]:
+        """JSON-ready dicts, one per item."""
+        return [r.to_dict() for r in self.items]
+
+    def __repr__(self) -> str:
+        return f"Results({len(self.items)} items, metrics={list(self.metrics)})"
+
+
+def to_frame(
+    results: Results | Sequence[SentenceScore],
+    level: Level = "sentence",
+    *,
+    base: float | Literal["e"] | None = None,
+    surprisal: bool | None = None,
+) -> Any:
+    """A tidy pandas DataFrame of results.
+
+    Args:
+        results: what ``Scorer.score`` returned.
+        level: ``"sentence"`` (one row per text and metric), ``"word"`` or ``"token"``.
+        base: log base of the scores (``2`` for bits); defaults to the results' own view.
+        surprisal: negate the scores; defaults to the results' own view.
+
+    The score column is named ``logprob`` (or ``surprisal``) and the ``unit`` column says
+    nats or bits.
+    """
+    import pandas as pd
+
+    items = [r.view(base=base, surprisal=surprisal) for r in results]
+    value = "surprisal" if items and items[0].surprisal else "logprob"
+    if level == "sentence":
+        rows = [
+            {
+                "index": r.index,
+                "text": r.text,
+                "metric": r.metric,
+                "model": r.model,
+                "total": r.total,
+                "mean": r.mean,
+                "n_tokens": r.n_tokens,
+                "n_words": r.n_words,
+                "unit": r.unit,
+            }
+            for r in items
+        ]
+        columns = ["index", "text", "metric", "model", "total", "mean", "n_tokens", "n_words", "unit"]
+    elif level == "word":
+        rows = [
+            {
+                "index": r.index,
+                "metric": r.metric,
+                "word": i,
+                "text": w.text,
+                "start": w.span[0],
+                "end": w.span[1],
+                value: w.score,
+                "n_tokens": w.n_tokens,
+                "unit": r.unit,
+            }
+            for r in items
+            for i, w in enumerate(r.words)
+        ]
+        columns = ["index", "metric", "word", "text", "start", "end", value, "n_tokens", "unit"]
+    elif level == "token":
+        rows = [
+            {
+                "index": r.index,
+                "metric": r.metric,
+                "token": i,
+                "piece": t.piece,
+                "start": t.span[0],
+                "end": t.span[1],
+                "word": t.word,
+                value: t.score,
+                "scored": t.scored,
+                "unit": r.unit,
+            }
+            for r in items
+            for i, t in enumerate(r.tokens)
+        ]
+        columns = ["index", "metric", "token", "piece", "start", "end", "word", value, "scored", "unit"]
+    else:
+        raise _level_error(level)
+    return pd.DataFrame(rows, columns=columns)
+
+
+def _level_error(level: object) -> Exception:
+    from pllscore.errors import InputError
+
+    return InputError(f"unknown level {level!r}; choose sentence, word or token")
+
+
+def _check_base(base: float | str) -> float:
+    from pllscore.errors import InputError
+
+    if base == "e":
+        return math.e
+    if isinstance(base, (int, float)) and not isinstance(base, bool) and base > 0 and base != 1:
+        return float(base)
+    raise InputError(f"invalid log base {base!r}; use 'e' (nats), 2 (bits) or another positive number other than 1")
+
+
+def _none_if_nan(x: float) -> float | None:
+    return None if math.isnan(x) else x
