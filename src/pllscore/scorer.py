@@ -120,7 +120,7 @@ class Scorer:
                 offsets, word_ids = [(0, 0), *offsets], [None, *word_ids]
             if self.max_length is not None and len(ids) > self.max_length:
                 raise InputTooLongError(i, len(ids), self.max_length)
-            al = align(word_ids, offsets, text)  # type: ignore[arg-type]
+            al = align(word_ids, offsets, text, pieces)  # type: ignore[arg-type]
             if not al.positions:
                 raise InputError(f"text {i} ({text!r:.40}) has no tokens after tokenization; remove it")
             out.append(_Encoded(ids, pieces, offsets, al))  # type: ignore[arg-type]
@@ -134,7 +134,7 @@ class Scorer:
             metric=metric,
             model=self.name,
             pieces=tuple(enc.pieces[p] for p in al.positions),
-            offsets=tuple(enc.offsets[p] for p in al.positions),
+            offsets=tuple(al.token_spans[p] for p in al.positions),
             word_index=np.asarray(al.word_of, dtype=np.int64),
             word_spans=al.word_spans,
             logprobs=np.asarray(logprobs, dtype=np.float64),

@@ -25,6 +25,8 @@ class Alignment:
         word_of: for each scored position, the index of its word (0-based, dense).
         words: for each word, its token positions, ascending.
         word_spans: for each word, its character span in the text (surrounding spaces trimmed).
+        token_spans: for each position, its character span; a token that is only a word-boundary
+            marker (SentencePiece's lone "▁") gets an empty span, since it stands for no character.
     """
 
     length: int
@@ -32,15 +34,23 @@ class Alignment:
     word_of: tuple[int, ...]
     words: tuple[tuple[int, ...], ...]
     word_spans: tuple[Span, ...]
+    token_spans: tuple[Span, ...]
 
 
-def align(word_ids: Sequence[int | None], offsets: Sequence[Span], text: str = "") -> Alignment:
+# pieces that mark a word boundary and stand for no character of the text
+_MARKERS = {"\u2581", "\u0120"}
+
+
+def align(
+    word_ids: Sequence[int | None], offsets: Sequence[Span], text: str = "", pieces: Sequence[str] | None = None
+) -> Alignment:
     """Group token positions into words.
 
     Args:
         word_ids: per position, the tokenizer's word index, or None for a special token.
         offsets: per position, the token's character span in ``text``.
         text: the original string, used only to trim whitespace off word spans.
+        pieces: the token strings, used only to find lone word-boundary markers.
 
     Returns:
         The alignment. Words are numbered in order of first appearance.
@@ -60,13 +70,20 @@ def align(word_ids: Sequence[int | None], offsets: Sequence[Span], text: str = "
         members[w].append(pos)
         positions.append(pos)
         word_of.append(w)
-    spans = tuple(_trim(text, min(offsets[p][0] for p in ps), max(offsets[p][1] for p in ps)) for ps in members)
+    token_spans = tuple(
+        (int(a), int(a)) if pieces is not None and pieces[i] in _MARKERS else (int(a), int(b))
+        for i, (a, b) in enumerate(offsets)
+    )
+    spans = tuple(
+        _trim(text, min(token_spans[p][0] for p in ps), max(token_spans[p][1] for p in ps)) for ps in members
+    )
     return Alignment(
         length=len(word_ids),
         positions=tuple(positions),
         word_of=tuple(word_of),
         words=tuple(tuple(ps) for ps in members),
         word_spans=spans,
+        token_spans=token_spans,
     )
 
 

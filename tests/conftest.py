@@ -1,0 +1,151 @@
+"""Session fixtures: tiny random models of each family, built in-process, and the shared trained models."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "models"
+TINY_BERT = SHARED / "tiny-bert-cased"
+TINY_GPT2 = SHARED / "tiny-gpt2"
+
+SENTENCES = [
+    "The hooligan wrecked the vehicle.",
+    "The traveler lost the souvenir.",
+    "The cat sat on the mat.",
+    "She didn't go to the store yesterday!",
+    "Carnivores eat meat, and the marauder ran.",
+]
+
+
+@pytest.fixture(autouse=True)
+def _offline(monkeypatch: pytest.MonkeyPatch) -> None:
+    # an accidental download fails at once instead of hanging or passing by luck
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("TRANSFORMERS_OFFLINE", "1")
+
+
+def _seeded(build):
+    import torch
+
+    torch.manual_seed(0)
+    return build().eval()
+
+
+def _masked_models():
+    from transformers import (
+        AlbertConfig, AlbertForMaskedLM, BertConfig, BertForMaskedLM, DistilBertConfig, DistilBertForMaskedLM,
+        ElectraConfig, ElectraForMaskedLM, ModernBertConfig, ModernBertForMaskedLM, RobertaConfig,
+        RobertaForMaskedLM, XLMRobertaConfig, XLMRobertaForMaskedLM,
+    )
+
+    from tests import tokenizers_fixtures as tf
+
+    wp, bpe, uni = tf.wordpiece(), tf.byte_bpe(roberta=True), tf.unigram()
+    small = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=37)
+    ids = lambda t: dict(pad_token_id=t.pad_token_id)  # noqa: E731
+    return {
+        "bert-wordpiece": (lambda: BertForMaskedLM(BertConfig(vocab_size=len(wp), max_position_embeddings=64, **small, **ids(wp))), wp),
+        "roberta-bpe": (
+            lambda: RobertaForMaskedLM(
+                RobertaConfig(vocab_size=len(bpe), max_position_embeddings=66, bos_token_id=bpe.bos_token_id,
+                              eos_token_id=bpe.eos_token_id, **small, **ids(bpe))
+            ),
+            bpe,
+        ),
+        "xlmr-unigram": (
+            lambda: XLMRobertaForMaskedLM(
+                XLMRobertaConfig(vocab_size=len(uni), max_position_embeddings=66, bos_token_id=uni.bos_token_id,
+                                 eos_token_id=uni.eos_token_id, **small, **ids(uni))
+            ),
+            uni,
+        ),
+        "albert-unigram": (
+            lambda: AlbertForMaskedLM(AlbertConfig(vocab_size=len(uni), embedding_size=16, max_position_embeddings=64, **small, **ids(uni))),
+            uni,
+        ),
+        "distilbert-wordpiece": (
+            lambda: DistilBertForMaskedLM(
+                DistilBertConfig(vocab_size=len(wp), dim=32, n_layers=2, n_heads=2, hidden_dim=37, max_position_embeddings=64, **ids(wp))
+            ),
+            wp,
+        ),
+        "electra-wordpiece": (
+            lambda: ElectraForMaskedLM(ElectraConfig(vocab_size=len(wp), embedding_size=16, max_position_embeddings=64, **small, **ids(wp))),
+            wp,
+        ),
+        "modernbert-wordpiece": (
+            lambda: ModernBertForMaskedLM(
+                ModernBertConfig(vocab_size=len(wp), max_position_embeddings=64, local_attention=8, **small, **ids(wp),
+                                 cls_token_id=wp.cls_token_id, sep_token_id=wp.sep_token_id, bos_token_id=wp.cls_token_id,
+                                 eos_token_id=wp.sep_token_id)
+            ),
+            wp,
+        ),
+    }
+
+
+MASKED_FAMILIES = [
+    "bert-wordpiece", "roberta-bpe", "xlmr-unigram", "albert-unigram", "distilbert-wordpiece", "electra-wordpiece",
+    "modernbert-wordpiece",
+]
+
+
+@pytest.fixture(scope="session")
+def masked_models():
+    return {name: (_seeded(build), tok) for name, (build, tok) in _masked_models().items()}
+
+
+@pytest.fixture(scope="session")
+def tiny_bert(masked_models):
+    """(model, tokenizer) of the in-process BERT with a WordPiece vocabulary."""
+    return masked_models["bert-wordpiece"]
+
+
+@pytest.fixture(scope="session")
+def causal_models():
+    from transformers import GPT2Config, GPT2LMHeadModel, LlamaConfig, LlamaForCausalLM
+
+    from tests import tokenizers_fixtures as tf
+
+    gpt_tok = tf.byte_bpe(roberta=False)
+    llama_tok = tf.unigram(template="<s> $A")  # adds BOS itself, as Llama tokenizers do
+    return {
+        "gpt2-bpe": (
+            _seeded(lambda: GPT2LMHeadModel(GPT2Config(vocab_size=len(gpt_tok), n_positions=64, n_embd=32, n_layer=2, n_head=2,
+                                                       bos_token_id=gpt_tok.bos_token_id, eos_token_id=gpt_tok.eos_token_id))),
+            gpt_tok,
+        ),
+        "llama-unigram": (
+            _seeded(lambda: LlamaForCausalLM(LlamaConfig(vocab_size=len(llama_tok), hidden_size=32, intermediate_size=37,
+                                                         num_hidden_layers=2, num_attention_heads=2, num_key_value_heads=1,
+                                                         max_position_embeddings=64, bos_token_id=llama_tok.bos_token_id,
+                                                         eos_token_id=llama_tok.eos_token_id, pad_token_id=llama_tok.pad_token_id))),
+            llama_tok,
+        ),
+    }
+
+
+def _need(path: Path) -> None:
+    if not path.is_dir():
+        pytest.skip(f"{path} not found: the shared models must sit beside the repository")
+
+
+@pytest.fixture(scope="session")
+def shared_bert():
+    import pllscore
+
+    _need(TINY_BERT)
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    return pllscore.load(TINY_BERT, device="cpu")
+
+
+@pytest.fixture(scope="session")
+def shared_gpt2():
+    import pllscore
+
+    _need(TINY_GPT2)
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    return pllscore.load(TINY_GPT2, device="cpu")

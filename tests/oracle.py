@@ -1,0 +1,49 @@
+"""The naive reference: one unbatched forward pass per masked copy, full logits.
+
+Written straight from the metric definitions; shares no code with pllscore's plan or engine.
+"""
+
+from __future__ import annotations
+
+import torch
+
+
+def mask_set(metric: str, t: int, word_ids: list[int | None]) -> set[int]:
+    n = len(word_ids)
+    word = {j for j in range(n) if word_ids[j] is not None and word_ids[j] == word_ids[t]}
+    if metric == "original":
+        return {t}
+    if metric == "word-l2r":
+        return {t} | {j for j in word if j > t}
+    if metric == "whole-word":
+        return word
+    if metric == "sentence-l2r":
+        return set(range(t, n))
+    raise ValueError(metric)
+
+
+@torch.inference_mode()
+def masked_logprobs(model, tokenizer, text: str, metric: str) -> list[float]:
+    """Per non-special token of ``text``, in order: its log-probability under ``metric``."""
+    enc = tokenizer(text)
+    ids, word_ids = enc["input_ids"], enc.word_ids()
+    out = []
+    for t in range(len(ids)):
+        if word_ids[t] is None:
+            continue
+        x = torch.tensor([ids])
+        x[0, sorted(mask_set(metric, t, word_ids))] = tokenizer.mask_token_id
+        logits = model(input_ids=x).logits[0, t]
+        out.append(torch.log_softmax(logits.double(), -1)[ids[t]].item())
+    return out
+
+
+@torch.inference_mode()
+def causal_logprobs(model, tokenizer, text: str) -> list[float]:
+    """Per token of ``text`` after a BOS (the tokenizer's own, else BOS/EOS put in front)."""
+    bos = tokenizer.bos_token_id if tokenizer.bos_token_id is not None else tokenizer.eos_token_id
+    ids = tokenizer(text)["input_ids"]
+    if ids[0] != bos:
+        ids = [bos] + tokenizer(text, add_special_tokens=False)["input_ids"]
+    logits = model(input_ids=torch.tensor([ids])).logits[0].double()
+    return [torch.log_softmax(logits[i - 1], -1)[ids[i]].item() for i in range(1, len(ids))]
