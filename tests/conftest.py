@@ -7,6 +7,10 @@ from pathlib import Path
 
 import pytest
 
+# huggingface_hub reads these once, at import: set them before anything imports it
+os.environ["HF_HUB_OFFLINE"] = "1"
+os.environ["TRANSFORMERS_OFFLINE"] = "1"
+
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "models"
 TINY_BERT = SHARED / "tiny-bert-cased"
 TINY_GPT2 = SHARED / "tiny-gpt2"

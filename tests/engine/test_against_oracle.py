@@ -1,0 +1,87 @@
+"""The engine equals the naive reference (one forward pass per masked copy) to 1e-5 per token."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from pllscore import CausalScorer, MaskedScorer
+from pllscore.metrics import METRICS
+from tests import oracle
+from tests.conftest import MASKED_FAMILIES, SENTENCES
+
+ATOL = 1e-5
+
+
+@pytest.mark.parametrize("family", MASKED_FAMILIES)
+def test_masked_families_equal_oracle_for_all_metrics(masked_models, family):
+    model, tok = masked_models[family]
+    scorer = MaskedScorer(model, tok, max_tokens=64)  # small budget: many batches, with padding
+    results = scorer.score(SENTENCES, metric="all")
+    assert scorer.engine.parts is not None, f"{family} should use its per-family head"
+    for k, metric in enumerate(METRICS):
+        for i, text in enumerate(SENTENCES):
+            got = results[k * len(SENTENCES) + i]
+            assert got.metric == metric and got.text == text
+            want = oracle.masked_logprobs(model, tok, text, metric)
+            np.testing.assert_allclose(got.logprobs, want, atol=ATOL, rtol=0, err_msg=f"{family} {metric} {text!r}")
+
+
+@pytest.mark.parametrize("family", ["bert-wordpiece", "albert-unigram"])
+def test_generic_fallback_equals_oracle(masked_models, family):
+    model, tok = masked_models[family]
+    scorer = MaskedScorer(model, tok, max_tokens=48)
+    scorer.engine.parts = None  # as for a family without a known head
+    results = scorer.score(SENTENCES[:3], metric=["word-l2r", "sentence-l2r"])
+    for r in results:
+        np.testing.assert_allclose(r.logprobs, oracle.masked_logprobs(model, tok, r.text, r.metric), atol=ATOL, rtol=0)
+
+
+@pytest.mark.parametrize("family", ["gpt2-bpe", "llama-unigram"])
+@pytest.mark.parametrize("fallback", [False, True])
+def test_causal_equals_oracle(causal_models, family, fallback):
+    model, tok = causal_models[family]
+    scorer = CausalScorer(model, tok, max_tokens=40)
+    if fallback:
+        scorer.engine.parts = None
+    else:
+        assert scorer.engine.parts is not None
+    for r in scorer.score(SENTENCES):
+        assert r.metric == "causal"
+        np.testing.assert_allclose(r.logprobs, oracle.causal_logprobs(model, tok, r.text), atol=ATOL, rtol=0)
+
+
+def test_causal_bos_not_doubled_for_tokenizers_that_add_it(causal_models):
+    model, tok = causal_models["llama-unigram"]
+    scorer = CausalScorer(model, tok)
+    assert scorer._tokenizer_adds_bos and scorer._prefix is None
+    r = scorer.score("The cat sat.")[0]
+    assert "<s>" not in r.pieces
+    ids = tok("The cat sat.")["input_ids"]
+    assert ids.count(tok.bos_token_id) == 1
+    assert r.n_tokens == len(ids) - 1
+
+
+def test_causal_gpt2_prepends_endoftext_and_scores_every_token(causal_models):
+    model, tok = causal_models["gpt2-bpe"]
+    r = CausalScorer(model, tok).score("The cat sat.")[0]
+    assert r.n_scored == r.n_tokens == len(tok("The cat sat.")["input_ids"])
+    assert "<|endoftext|>" not in r.pieces
+
+
+def test_causal_without_bos_leaves_first_token_unscored(causal_models):
+    model, tok = causal_models["gpt2-bpe"]
+    with_bos = CausalScorer(model, tok).score("The cat sat on the mat.")[0]
+    r = CausalScorer(model, tok, bos=False).score("The cat sat on the mat.")[0]
+    assert np.isnan(r.logprobs[0]) and not r.tokens[0].scored
+    assert r.n_scored == r.n_tokens - 1
+    assert not np.isnan(r.total) and not np.isnan(r.words[1].score)
+    assert r.pieces == with_bos.pieces
+    # scored by hand: the chain rule from the first token, no BOS anywhere
+    import torch
+
+    ids = tok("The cat sat on the mat.", add_special_tokens=False)["input_ids"]
+    with torch.inference_mode():
+        logits = model(input_ids=torch.tensor([ids])).logits[0].double()
+    want = [torch.log_softmax(logits[i - 1], -1)[ids[i]].item() for i in range(1, len(ids))]
+    np.testing.assert_allclose(r.logprobs[1:], want, atol=ATOL, rtol=0)
