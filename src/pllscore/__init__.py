@@ -17,11 +17,11 @@ from pllscore.results import Results, SentenceScore, TokenScore, WordScore, to_f
 __version__ = "0.1.0"
 
 __all__ = [
-    "DEFAULT_METRIC",
-    "METRICS",
     "CausalScorer",
+    "DEFAULT_METRIC",
     "InputError",
     "InputTooLongError",
+    "METRICS",
     "MaskedScorer",
     "ModelError",
     "PllscoreError",

@@ -108,7 +108,9 @@ class Scorer:
         return f"{type(self).__name__}({self.name!r}, device={self.device}, max_tokens={self.max_tokens})"
 
     def _tokenize(self, texts: list[str], *, add_special_tokens: bool, prefix: int | None = None) -> list[_Encoded]:
-        enc = self.tokenizer(texts, add_special_tokens=add_special_tokens, return_offsets_mapping=True)
+        enc = self.tokenizer(
+            texts, add_special_tokens=add_special_tokens, return_offsets_mapping=True, verbose=False
+        )  # verbose=False: over-long input is reported by pllscore, in one line
         out = []
         for i, text in enumerate(texts):
             ids = list(enc["input_ids"][i])

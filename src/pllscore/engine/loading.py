@@ -110,6 +110,23 @@ def max_input_length(config: Any, tokenizer: Any) -> int | None:
     return min(limits) if limits else None
 
 
+def _hub_reachable() -> bool:
+    """Whether the Hub's host name resolves; a failed lookup is quick, the Hub's own retries are not."""
+    import socket
+    from urllib.parse import urlparse
+
+    from huggingface_hub import constants
+
+    if constants.HF_HUB_OFFLINE:
+        return False
+    host = urlparse(constants.ENDPOINT).hostname or "huggingface.co"
+    try:
+        socket.getaddrinfo(host, 443)
+    except OSError:
+        return False
+    return True
+
+
 def _one_line(e: BaseException) -> str:
     text = str(e).strip().splitlines()
     return text[0] if text else type(e).__name__
@@ -121,8 +138,8 @@ def _not_found(name: str, e: BaseException) -> ModelError:
     if os.path.sep in name and not os.path.exists(name) and name.startswith((".", os.path.sep, "~")):
         return ModelError(f"model folder {name!r} does not exist; check the path")
     return ModelError(
-        f"model {name!r} not found: it is not a local folder and could not be fetched from the "
-        "Hugging Face Hub (offline or misspelled?); pass the path of a downloaded model folder"
+        f"model {name!r} not found: it is not a local folder, not in the Hugging Face cache, and could not be "
+        "fetched from the Hub (offline or misspelled?); pass the path of a downloaded model folder"
     )
 
 
@@ -142,6 +159,8 @@ def load_pretrained(
     torch_device = resolve_device(device)
     torch_dtype = resolve_dtype(dtype)
     common: dict[str, Any] = {"revision": revision, "trust_remote_code": trust_remote_code}
+    if not os.path.isdir(name) and not _hub_reachable():
+        common["local_files_only"] = True  # offline: use the cache, fail at once if the model is not there
     try:
         config = AutoConfig.from_pretrained(name, **common)
     except (OSError, ValueError, KeyError) as e:

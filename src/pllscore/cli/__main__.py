@@ -1,0 +1,3 @@
+from pllscore.cli import main
+
+main()
