@@ -44,7 +44,9 @@ def main() -> None:
     # the paper's Figure 2 as text: per token, every metric side by side
     text = SENTENCES[0]
     tokens = pllscore.to_frame(masked, level="token")
-    tokens = tokens[tokens["index"] == 0].pivot(index="token", columns="metric", values="logprob")[list(pllscore.METRICS)]
+    tokens = tokens[tokens["index"] == 0].pivot(index="token", columns="metric", values="logprob")[
+        list(pllscore.METRICS)
+    ]
     first = masked.for_metric("original")[0]
     tokens.insert(0, "word", [first.words[t.word].text for t in first.tokens])
     tokens.insert(0, "piece", first.pieces)
@@ -57,4 +59,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except pllscore.PllscoreError as e:
+        raise SystemExit(f"error: {e}") from None

@@ -40,9 +40,20 @@ def _seeded(build):
 
 def _masked_models():
     from transformers import (
-        AlbertConfig, AlbertForMaskedLM, BertConfig, BertForMaskedLM, DistilBertConfig, DistilBertForMaskedLM,
-        ElectraConfig, ElectraForMaskedLM, ModernBertConfig, ModernBertForMaskedLM, RobertaConfig,
-        RobertaForMaskedLM, XLMRobertaConfig, XLMRobertaForMaskedLM,
+        AlbertConfig,
+        AlbertForMaskedLM,
+        BertConfig,
+        BertForMaskedLM,
+        DistilBertConfig,
+        DistilBertForMaskedLM,
+        ElectraConfig,
+        ElectraForMaskedLM,
+        ModernBertConfig,
+        ModernBertForMaskedLM,
+        RobertaConfig,
+        RobertaForMaskedLM,
+        XLMRobertaConfig,
+        XLMRobertaForMaskedLM,
     )
 
     from tests import tokenizers_fixtures as tf
@@ -51,40 +62,75 @@ def _masked_models():
     small = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=37)
     ids = lambda t: dict(pad_token_id=t.pad_token_id)  # noqa: E731
     return {
-        "bert-wordpiece": (lambda: BertForMaskedLM(BertConfig(vocab_size=len(wp), max_position_embeddings=64, **small, **ids(wp))), wp),
+        "bert-wordpiece": (
+            lambda: BertForMaskedLM(BertConfig(vocab_size=len(wp), max_position_embeddings=64, **small, **ids(wp))),
+            wp,
+        ),
         "roberta-bpe": (
             lambda: RobertaForMaskedLM(
-                RobertaConfig(vocab_size=len(bpe), max_position_embeddings=66, bos_token_id=bpe.bos_token_id,
-                              eos_token_id=bpe.eos_token_id, **small, **ids(bpe))
+                RobertaConfig(
+                    vocab_size=len(bpe),
+                    max_position_embeddings=66,
+                    bos_token_id=bpe.bos_token_id,
+                    eos_token_id=bpe.eos_token_id,
+                    **small,
+                    **ids(bpe),
+                )
             ),
             bpe,
         ),
         "xlmr-unigram": (
             lambda: XLMRobertaForMaskedLM(
-                XLMRobertaConfig(vocab_size=len(uni), max_position_embeddings=66, bos_token_id=uni.bos_token_id,
-                                 eos_token_id=uni.eos_token_id, **small, **ids(uni))
+                XLMRobertaConfig(
+                    vocab_size=len(uni),
+                    max_position_embeddings=66,
+                    bos_token_id=uni.bos_token_id,
+                    eos_token_id=uni.eos_token_id,
+                    **small,
+                    **ids(uni),
+                )
             ),
             uni,
         ),
         "albert-unigram": (
-            lambda: AlbertForMaskedLM(AlbertConfig(vocab_size=len(uni), embedding_size=16, max_position_embeddings=64, **small, **ids(uni))),
+            lambda: AlbertForMaskedLM(
+                AlbertConfig(vocab_size=len(uni), embedding_size=16, max_position_embeddings=64, **small, **ids(uni))
+            ),
             uni,
         ),
         "distilbert-wordpiece": (
             lambda: DistilBertForMaskedLM(
-                DistilBertConfig(vocab_size=len(wp), dim=32, n_layers=2, n_heads=2, hidden_dim=37, max_position_embeddings=64, **ids(wp))
+                DistilBertConfig(
+                    vocab_size=len(wp),
+                    dim=32,
+                    n_layers=2,
+                    n_heads=2,
+                    hidden_dim=37,
+                    max_position_embeddings=64,
+                    **ids(wp),
+                )
             ),
             wp,
         ),
         "electra-wordpiece": (
-            lambda: ElectraForMaskedLM(ElectraConfig(vocab_size=len(wp), embedding_size=16, max_position_embeddings=64, **small, **ids(wp))),
+            lambda: ElectraForMaskedLM(
+                ElectraConfig(vocab_size=len(wp), embedding_size=16, max_position_embeddings=64, **small, **ids(wp))
+            ),
             wp,
         ),
         "modernbert-wordpiece": (
             lambda: ModernBertForMaskedLM(
-                ModernBertConfig(vocab_size=len(wp), max_position_embeddings=64, local_attention=8, **small, **ids(wp),
-                                 cls_token_id=wp.cls_token_id, sep_token_id=wp.sep_token_id, bos_token_id=wp.cls_token_id,
-                                 eos_token_id=wp.sep_token_id)
+                ModernBertConfig(
+                    vocab_size=len(wp),
+                    max_position_embeddings=64,
+                    local_attention=8,
+                    **small,
+                    **ids(wp),
+                    cls_token_id=wp.cls_token_id,
+                    sep_token_id=wp.sep_token_id,
+                    bos_token_id=wp.cls_token_id,
+                    eos_token_id=wp.sep_token_id,
+                )
             ),
             wp,
         ),
@@ -92,7 +138,12 @@ def _masked_models():
 
 
 MASKED_FAMILIES = [
-    "bert-wordpiece", "roberta-bpe", "xlmr-unigram", "albert-unigram", "distilbert-wordpiece", "electra-wordpiece",
+    "bert-wordpiece",
+    "roberta-bpe",
+    "xlmr-unigram",
+    "albert-unigram",
+    "distilbert-wordpiece",
+    "electra-wordpiece",
     "modernbert-wordpiece",
 ]
 
@@ -118,15 +169,38 @@ def causal_models():
     llama_tok = tf.unigram(template="<s> $A")  # adds BOS itself, as Llama tokenizers do
     return {
         "gpt2-bpe": (
-            _seeded(lambda: GPT2LMHeadModel(GPT2Config(vocab_size=len(gpt_tok), n_positions=64, n_embd=32, n_layer=2, n_head=2,
-                                                       bos_token_id=gpt_tok.bos_token_id, eos_token_id=gpt_tok.eos_token_id))),
+            _seeded(
+                lambda: GPT2LMHeadModel(
+                    GPT2Config(
+                        vocab_size=len(gpt_tok),
+                        n_positions=64,
+                        n_embd=32,
+                        n_layer=2,
+                        n_head=2,
+                        bos_token_id=gpt_tok.bos_token_id,
+                        eos_token_id=gpt_tok.eos_token_id,
+                    )
+                )
+            ),
             gpt_tok,
         ),
         "llama-unigram": (
-            _seeded(lambda: LlamaForCausalLM(LlamaConfig(vocab_size=len(llama_tok), hidden_size=32, intermediate_size=37,
-                                                         num_hidden_layers=2, num_attention_heads=2, num_key_value_heads=1,
-                                                         max_position_embeddings=64, bos_token_id=llama_tok.bos_token_id,
-                                                         eos_token_id=llama_tok.eos_token_id, pad_token_id=llama_tok.pad_token_id))),
+            _seeded(
+                lambda: LlamaForCausalLM(
+                    LlamaConfig(
+                        vocab_size=len(llama_tok),
+                        hidden_size=32,
+                        intermediate_size=37,
+                        num_hidden_layers=2,
+                        num_attention_heads=2,
+                        num_key_value_heads=1,
+                        max_position_embeddings=64,
+                        bos_token_id=llama_tok.bos_token_id,
+                        eos_token_id=llama_tok.eos_token_id,
+                        pad_token_id=llama_tok.pad_token_id,
+                    )
+                )
+            ),
             llama_tok,
         ),
     }

@@ -44,7 +44,17 @@ def test_scores_match_the_api(shared_bert):
 
 
 def test_stdin_and_token_level_bits(shared_gpt2):
-    done = _run("score", "-m", str(TINY_GPT2), "--level", "token", "--base", "2", "--surprisal", stdin="The cat sat.\nA dog ran.\n")
+    done = _run(
+        "score",
+        "-m",
+        str(TINY_GPT2),
+        "--level",
+        "token",
+        "--base",
+        "2",
+        "--surprisal",
+        stdin="The cat sat.\nA dog ran.\n",
+    )
     assert done.returncode == 0, done.stderr
     frame = pd.read_csv(io.StringIO(done.stdout), sep="\t")
     assert set(frame["index"]) == {0, 1} and (frame["unit"] == "bits").all() and (frame["surprisal"] > 0).all()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from pllscore import CausalScorer, InputError, InputTooLongError, MaskedScorer, ModelError
 
 

@@ -59,7 +59,9 @@ def test_model_without_lm_head(tmp_path, masked_models):
         model.config.save_pretrained(tmp_path)
     finally:
         model.config.architectures = None
-    (tmp_path / "config.json").write_text((tmp_path / "config.json").read_text().replace('"model_type": "bert"', '"model_type": "bert-nope"'))
+    (tmp_path / "config.json").write_text(
+        (tmp_path / "config.json").read_text().replace('"model_type": "bert"', '"model_type": "bert-nope"')
+    )
     with pytest.raises(ModelError):
         pllscore.load(tmp_path)
 

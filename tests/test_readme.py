@@ -48,6 +48,8 @@ def test_cli_examples_run():
             pipe_in = "The cat sat on the mat.\n"
         argv = shlex.split(cmd)
         argv = [sys.executable, "-m", "pllscore.cli", *argv[1:]]
-        done = subprocess.run(argv, cwd=ROOT, input=pipe_in, capture_output=True, text=True, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+        done = subprocess.run(
+            argv, cwd=ROOT, input=pipe_in, capture_output=True, text=True, env={**os.environ, "HF_HUB_OFFLINE": "1"}
+        )
         assert done.returncode == 0, done.stderr
         assert done.stdout.startswith("index\t")

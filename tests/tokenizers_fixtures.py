@@ -43,7 +43,12 @@ def wordpiece() -> PreTrainedTokenizerFast:
     )
     tok.decoder = decoders.WordPiece()
     return PreTrainedTokenizerFast(
-        tokenizer_object=tok, unk_token="[UNK]", pad_token="[PAD]", cls_token="[CLS]", sep_token="[SEP]", mask_token="[MASK]"
+        tokenizer_object=tok,
+        unk_token="[UNK]",
+        pad_token="[PAD]",
+        cls_token="[CLS]",
+        sep_token="[SEP]",
+        mask_token="[MASK]",
     )
 
 
@@ -54,16 +59,28 @@ def byte_bpe(*, roberta: bool) -> PreTrainedTokenizerFast:
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tok.decoder = decoders.ByteLevel()
     trainer = trainers.BpeTrainer(
-        vocab_size=400, special_tokens=specials, initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False
+        vocab_size=400,
+        special_tokens=specials,
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
     )
     tok.train_from_iterator(CORPUS, trainer)
     if roberta:
         tok.post_processor = processors.RobertaProcessing(
-            ("</s>", tok.token_to_id("</s>")), ("<s>", tok.token_to_id("<s>")), trim_offsets=True, add_prefix_space=False
+            ("</s>", tok.token_to_id("</s>")),
+            ("<s>", tok.token_to_id("<s>")),
+            trim_offsets=True,
+            add_prefix_space=False,
         )
         return PreTrainedTokenizerFast(
-            tokenizer_object=tok, bos_token="<s>", eos_token="</s>", cls_token="<s>", sep_token="</s>",
-            unk_token="<unk>", pad_token="<pad>", mask_token="<mask>",
+            tokenizer_object=tok,
+            bos_token="<s>",
+            eos_token="</s>",
+            cls_token="<s>",
+            sep_token="</s>",
+            unk_token="<unk>",
+            pad_token="<pad>",
+            mask_token="<mask>",
         )
     tok.post_processor = processors.ByteLevel(trim_offsets=False)
     return PreTrainedTokenizerFast(
@@ -84,6 +101,12 @@ def unigram(*, template: str = "<s> $A </s>") -> PreTrainedTokenizerFast:
         single=template, special_tokens=[(t, tok.token_to_id(t)) for t in ("<s>", "</s>") if t in template]
     )
     return PreTrainedTokenizerFast(
-        tokenizer_object=tok, bos_token="<s>", eos_token="</s>", cls_token="<s>", sep_token="</s>",
-        unk_token="<unk>", pad_token="<pad>", mask_token="<mask>",
+        tokenizer_object=tok,
+        bos_token="<s>",
+        eos_token="</s>",
+        cls_token="<s>",
+        sep_token="</s>",
+        unk_token="<unk>",
+        pad_token="<pad>",
+        mask_token="<mask>",
     )

@@ -54,7 +54,9 @@ def _check_texts(texts: str | Iterable[str]) -> list[str]:
     out = list(texts)
     for i, t in enumerate(out):
         if not isinstance(t, str):
-            raise InputError(f"text {i} is a {type(t).__name__} ({t!r:.40}), not a string; convert it with str() or drop it")
+            raise InputError(
+                f"text {i} is a {type(t).__name__} ({t!r:.40}), not a string; convert it with str() or drop it"
+            )
         if not t.strip():
             what = "empty" if not t else "whitespace only"
             raise InputError(f"text {i} is {what}; remove it or give it some words")
@@ -148,7 +150,9 @@ class MaskedScorer(Scorer):
 
     kind: Kind = "masked"
 
-    def __init__(self, model: Any, tokenizer: Any, *, metric: str | Sequence[str] = DEFAULT_METRIC, **kwargs: Any) -> None:
+    def __init__(
+        self, model: Any, tokenizer: Any, *, metric: str | Sequence[str] = DEFAULT_METRIC, **kwargs: Any
+    ) -> None:
         super().__init__(model, tokenizer, **kwargs)
         if tokenizer.mask_token_id is None:
             raise ModelError(f"the tokenizer of {self.name!r} has no mask token, so it cannot be used for PLL scoring")
@@ -213,9 +217,7 @@ class CausalScorer(Scorer):
             self._prefix = None if self._tokenizer_adds_bos else start
         self.engine = CausalEngine(model, pad_token_id=self._pad_id, vocab_size=self._vocab_size)
 
-    def score(
-        self, texts: str | Iterable[str], *, metric: str | None = None, progress: bool | None = None
-    ) -> Results:
+    def score(self, texts: str | Iterable[str], *, metric: str | None = None, progress: bool | None = None) -> Results:
         """Score texts by their log-likelihood (nats); ``metric`` must be left out (or ``"causal"``)."""
         if metric not in (None, "causal"):
             raise InputError(
@@ -271,7 +273,11 @@ def load(
 
 
 def score(
-    texts: str | Iterable[str], model: str | os.PathLike[str] | Scorer, *, metric: str | Sequence[str] | None = None, **load_kwargs: Any
+    texts: str | Iterable[str],
+    model: str | os.PathLike[str] | Scorer,
+    *,
+    metric: str | Sequence[str] | None = None,
+    **load_kwargs: Any,
 ) -> Results:
     """One call: load ``model`` (unless it is already a scorer) and score ``texts``."""
     scorer = model if isinstance(model, Scorer) else load(model, **load_kwargs)

@@ -56,7 +56,7 @@ def test_offsets_slice_back_to_token_text_and_words_cover_text(family, text):
     assert {i for i, ch in enumerate(text) if not ch.isspace()} <= covered
     # every scored position belongs to exactly one word, and words are what word_ids() groups
     assert sorted(p for w in al.words for p in w) == list(al.positions)
-    for w, members in enumerate(al.words):
+    for members in al.words:
         assert len({enc.word_ids()[p] for p in members}) == 1
 
 

@@ -26,7 +26,14 @@ def _expand(runs) -> set[int]:
 
 def test_word_l2r_hand_worked():
     assert _sets("word-l2r", HOOLIGAN_WORD_IDS) == {
-        1: {1}, 2: {2, 3, 4}, 3: {3, 4}, 4: {4}, 5: {5}, 6: {6}, 7: {7}, 8: {8}
+        1: {1},
+        2: {2, 3, 4},
+        3: {3, 4},
+        4: {4},
+        5: {5},
+        6: {6},
+        7: {7},
+        8: {8},
     }
 
 

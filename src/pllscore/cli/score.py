@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-from typing import Optional
 
 import typer
 
@@ -11,17 +10,21 @@ from pllscore.metrics import DEFAULT_METRIC
 
 
 def score_command(
-    texts: Optional[list[str]] = typer.Argument(None, help="Texts to score; '-' or none reads one text per line from stdin."),
+    texts: list[str] | None = typer.Argument(
+        None, help="Texts to score; '-' or none reads one text per line from stdin."
+    ),
     model: str = typer.Option(..., "--model", "-m", help="Hub name or local folder of a masked or causal LM."),
-    metric: Optional[list[str]] = typer.Option(
-        None, "--metric", help=f"original, word-l2r, whole-word, sentence-l2r or all; repeatable (default {DEFAULT_METRIC})."
+    metric: list[str] | None = typer.Option(
+        None,
+        "--metric",
+        help=f"original, word-l2r, whole-word, sentence-l2r or all; repeatable (default {DEFAULT_METRIC}).",
     ),
     level: str = typer.Option("sentence", "--level", help="sentence, word or token."),
     base: str = typer.Option("e", "--base", help="Log base: e (nats) or 2 (bits)."),
     surprisal: bool = typer.Option(False, "--surprisal", help="Report surprisal (negated log-probability)."),
     device: str = typer.Option("auto", "--device", help="auto, cpu, cuda, cuda:1 or mps."),
-    dtype: Optional[str] = typer.Option(None, "--dtype", help="float32 (default, exact), bfloat16 or float16."),
-    max_tokens: Optional[int] = typer.Option(None, "--max-tokens", help="Padded tokens per batch."),
+    dtype: str | None = typer.Option(None, "--dtype", help="float32 (default, exact), bfloat16 or float16."),
+    max_tokens: int | None = typer.Option(None, "--max-tokens", help="Padded tokens per batch."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
 ) -> None:
     """Score texts with a masked LM (PLL) or a causal LM (log-likelihood); print TSV to stdout."""

@@ -33,7 +33,9 @@ def run_batches(
     todo = np.arange(len(lengths))
     budget = max_tokens
     # progress=None: tqdm shows a bar only when stderr is a terminal
-    with tqdm(total=len(lengths), desc=desc, unit=unit, disable=None if progress is None else not progress, leave=False) as bar:
+    with tqdm(
+        total=len(lengths), desc=desc, unit=unit, disable=None if progress is None else not progress, leave=False
+    ) as bar:
         while len(todo):
             done = np.zeros(len(todo), dtype=bool)
             try:

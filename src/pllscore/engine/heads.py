@@ -34,7 +34,18 @@ _MASKED: dict[str, Callable[[Any], tuple[Any, Head]]] = {
 
 # causal families whose logits are exactly lm_head(base_model(...)[0]): no soft-capping or scaling
 _CAUSAL_TYPES = {
-    "gpt2", "gpt_neo", "gpt_neox", "gptj", "llama", "mistral", "qwen2", "qwen3", "opt", "olmo", "olmo2", "phi3",
+    "gpt2",
+    "gpt_neo",
+    "gpt_neox",
+    "gptj",
+    "llama",
+    "mistral",
+    "qwen2",
+    "qwen3",
+    "opt",
+    "olmo",
+    "olmo2",
+    "phi3",
 }
 
 

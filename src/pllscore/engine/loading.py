@@ -188,7 +188,8 @@ def load_pretrained(
     if not getattr(tokenizer, "is_fast", False):
         raise ModelError(
             f"{name!r} has only a slow tokenizer ({type(tokenizer).__name__}); pllscore needs a fast one "
-            "(tokenizer.json) for word ids and offsets: save one with the `tokenizers` library or use a model that has it"
+            "(tokenizer.json) for word ids and offsets: save one with the `tokenizers` library "
+            "or use a model that has it"
         )
 
     auto = AutoModelForMaskedLM if chosen == "masked" else AutoModelForCausalLM

@@ -74,9 +74,7 @@ def align(
         (int(a), int(a)) if pieces is not None and pieces[i] in _MARKERS else (int(a), int(b))
         for i, (a, b) in enumerate(offsets)
     )
-    spans = tuple(
-        _trim(text, min(token_spans[p][0] for p in ps), max(token_spans[p][1] for p in ps)) for ps in members
-    )
+    spans = tuple(_trim(text, min(token_spans[p][0] for p in ps), max(token_spans[p][1] for p in ps)) for ps in members)
     return Alignment(
         length=len(word_ids),
         positions=tuple(positions),

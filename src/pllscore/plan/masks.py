@@ -107,9 +107,7 @@ class MaskPlan:
         return self.slots[self.block_ptr[b] : self.block_ptr[b + 1]]
 
 
-def build_plan(
-    sequences: Sequence[Sequence[int]], alignments: Sequence[Alignment], metrics: Sequence[str]
-) -> MaskPlan:
+def build_plan(sequences: Sequence[Sequence[int]], alignments: Sequence[Alignment], metrics: Sequence[str]) -> MaskPlan:
     """Plan the unique masked copies that score every text under every metric."""
     if len(sequences) != len(alignments):
         raise ValueError(f"{len(sequences)} sequences but {len(alignments)} alignments")
