@@ -18,7 +18,7 @@ import numpy as np
 Span = tuple[int, int]
 Level = Literal["sentence", "word", "token"]
 
-__all__ = ["Results", "SentenceScore", "TokenScore", "WordScore", "to_frame"]
+__all__ = ["Results", "SentenceScore", "TokenScore", "WordScore", "to_frame", "to_wide_frame"]
 
 
 @dataclass(frozen=True)
@@ -328,6 +328,66 @@ def to_frame(
     else:
         raise _level_error(level)
     return pd.DataFrame(rows, columns=columns)
+
+
+def to_wide_frame(
+    results: Results | Sequence[SentenceScore],
+    level: Level = "sentence",
+    *,
+    base: float | Literal["e"] | None = None,
+    surprisal: bool | None = None,
+) -> Any:
+    """A DataFrame with one column of scores per metric, one row per text (or word, or token).
+
+    Sentence level has ``index, n_tokens, n_words`` and per metric ``<metric>`` (total) and
+    ``<metric>_mean``; word level ``index, word, word_text, start, end, n_tokens, <metric>...``;
+    token level ``index, token, piece, start, end, word, <metric>...``. Every metric of the
+    results must cover the same texts.
+    """
+    import pandas as pd
+
+    by_metric: dict[str, list[SentenceScore]] = {}
+    for r in results:
+        by_metric.setdefault(r.metric, []).append(r.view(base=base, surprisal=surprisal))
+    if not by_metric:
+        return pd.DataFrame()
+    groups = list(by_metric.values())
+    first = groups[0]
+    if any([r.index for r in g] != [r.index for r in first] for g in groups):
+        raise ValueError("every metric must score the same texts")
+    idx = np.array([r.index for r in first], dtype=np.int64)
+    cols: dict[str, Any] = {}
+    if level == "sentence":
+        cols["index"] = idx
+        cols["n_tokens"] = np.array([r.n_tokens for r in first], dtype=np.int64)
+        cols["n_words"] = np.array([r.n_words for r in first], dtype=np.int64)
+        for metric, g in by_metric.items():
+            cols[metric] = np.array([r.total for r in g])
+            cols[f"{metric}_mean"] = np.array([r.mean for r in g])
+    elif level == "word":
+        counts = np.array([r.n_words for r in first], dtype=np.int64)
+        cols["index"] = np.repeat(idx, counts)
+        cols["word"] = np.concatenate([np.arange(n) for n in counts]) if len(counts) else np.zeros(0, np.int64)
+        spans = [s for r in first for s in r.word_spans]
+        cols["word_text"] = [r.text[a:b] for r in first for a, b in r.word_spans]
+        cols["start"] = np.array([a for a, _ in spans], dtype=np.int64)
+        cols["end"] = np.array([b for _, b in spans], dtype=np.int64)
+        cols["n_tokens"] = np.concatenate([np.bincount(r.word_index, minlength=r.n_words) for r in first])
+        for metric, g in by_metric.items():
+            cols[metric] = np.concatenate([r.word_scores for r in g])
+    elif level == "token":
+        counts = np.array([r.n_tokens for r in first], dtype=np.int64)
+        cols["index"] = np.repeat(idx, counts)
+        cols["token"] = np.concatenate([np.arange(n) for n in counts])
+        cols["piece"] = [p for r in first for p in r.pieces]
+        cols["start"] = np.array([a for r in first for a, _ in r.offsets], dtype=np.int64)
+        cols["end"] = np.array([b for r in first for _, b in r.offsets], dtype=np.int64)
+        cols["word"] = np.concatenate([r.word_index for r in first])
+        for metric, g in by_metric.items():
+            cols[metric] = np.concatenate([r.token_scores for r in g])
+    else:
+        raise _level_error(level)
+    return pd.DataFrame(cols)
 
 
 def _level_error(level: object) -> Exception:

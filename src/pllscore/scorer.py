@@ -130,6 +130,18 @@ class Scorer:
             out.append(_Encoded(ids, pieces, offsets, al))  # type: ignore[arg-type]
         return out
 
+    def check(self, texts: str | Iterable[str]) -> int:
+        """Raise the error that scoring ``texts`` would raise, without scoring; return the token count."""
+        items = _check_texts(texts)
+        if not items:
+            return 0
+        enc = self._tokenize(items, add_special_tokens=self.kind == "masked" or self._adds_bos, prefix=self._prefix)
+        return sum(len(e.ids) for e in enc)
+
+    # set by CausalScorer; a masked scorer never prepends
+    _prefix: int | None = None
+    _adds_bos: bool = False
+
     def _result(self, index: int, text: str, enc: _Encoded, metric: str, logprobs: np.ndarray) -> SentenceScore:
         al = enc.alignment
         return SentenceScore(
@@ -205,16 +217,16 @@ class CausalScorer(Scorer):
     def __init__(self, model: Any, tokenizer: Any, *, bos: bool = True, **kwargs: Any) -> None:
         super().__init__(model, tokenizer, **kwargs)
         self.bos = bool(bos)
-        self._prefix: int | None = None
-        self._tokenizer_adds_bos = False
+        self._prefix = None
+        self._adds_bos = False
         if self.bos:
             start = tokenizer.bos_token_id if tokenizer.bos_token_id is not None else tokenizer.eos_token_id
             if start is None:
                 raise ModelError(f"the tokenizer of {self.name!r} has neither a BOS nor an EOS token; pass bos=False")
             plain = tokenizer("a", add_special_tokens=False)["input_ids"]
             auto = tokenizer("a", add_special_tokens=True)["input_ids"]
-            self._tokenizer_adds_bos = auto[:1] == [start] and plain[:1] != [start]
-            self._prefix = None if self._tokenizer_adds_bos else start
+            self._adds_bos = auto[:1] == [start] and plain[:1] != [start]
+            self._prefix = None if self._adds_bos else start
         self.engine = CausalEngine(model, pad_token_id=self._pad_id, vocab_size=self._vocab_size)
 
     def score(self, texts: str | Iterable[str], *, metric: str | None = None, progress: bool | None = None) -> Results:
@@ -227,7 +239,7 @@ class CausalScorer(Scorer):
         items = _check_texts(texts)
         if not items:
             return Results()
-        encoded = self._tokenize(items, add_special_tokens=self._tokenizer_adds_bos, prefix=self._prefix)
+        encoded = self._tokenize(items, add_special_tokens=self._adds_bos, prefix=self._prefix)
         per_seq = self.engine.run([e.ids for e in encoded], max_tokens=self.max_tokens, progress=progress)
         results = []
         for i, (e, lp) in enumerate(zip(encoded, per_seq)):

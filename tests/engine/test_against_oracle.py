@@ -54,7 +54,7 @@ def test_causal_equals_oracle(causal_models, family, fallback):
 def test_causal_bos_not_doubled_for_tokenizers_that_add_it(causal_models):
     model, tok = causal_models["llama-unigram"]
     scorer = CausalScorer(model, tok)
-    assert scorer._tokenizer_adds_bos and scorer._prefix is None
+    assert scorer._adds_bos and scorer._prefix is None
     r = scorer.score("The cat sat.")[0]
     assert "<s>" not in r.pieces
     ids = tok("The cat sat.")["input_ids"]

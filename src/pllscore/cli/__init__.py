@@ -1,8 +1,8 @@
 """The ``pllscore`` command: a thin layer over the Python API.
 
 Each subcommand parses its options, calls one API function and writes the result. Only
-:class:`~pllscore.errors.PllscoreError` is caught: it becomes one line on stderr and exit
-code 1; anything else is a bug and keeps its traceback.
+:class:`~pllscore.errors.PllscoreError` is caught: it becomes one line on stderr and a
+non-zero exit code (130 for an interrupted run); ``--debug`` shows the traceback instead.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ import sys
 
 import typer
 
+from pllscore.cli.explain import explain_command
 from pllscore.cli.score import score_command
 from pllscore.errors import PllscoreError
 
@@ -24,10 +25,14 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 app.command("score")(score_command)
+app.command("explain")(explain_command)
 
 
 @app.callback(invoke_without_command=True)
-def _root(version: bool = typer.Option(False, "--version", help="Print the version and exit.")) -> None:
+def _root(
+    version: bool = typer.Option(False, "--version", help="Print the version and exit."),
+    debug: bool = typer.Option(False, "--debug", help="Show the full traceback of an error."),
+) -> None:
     if version:
         from pllscore import __version__
 
@@ -35,22 +40,41 @@ def _root(version: bool = typer.Option(False, "--version", help="Print the versi
         raise typer.Exit()
 
 
+def _quiet_libraries() -> None:
+    # only the command line touches other libraries' logging; the API leaves it alone
+    import logging
+
+    logging.getLogger("transformers").setLevel(logging.ERROR)
+    logging.getLogger("huggingface_hub").setLevel(logging.ERROR)
+    try:
+        from transformers.utils import logging as hf_logging
+    except ImportError:  # pragma: no cover
+        return
+    hf_logging.set_verbosity_error()
+    hf_logging.disable_progress_bar()
+
+
 def main() -> None:
     """Entry point of the console script."""
+    import click
+
+    debug = "--debug" in sys.argv[1:]
+    if any(a in sys.argv[1:] for a in ("score", "explain")):
+        _quiet_libraries()
     try:
         app(standalone_mode=False)
     except PllscoreError as e:
+        if debug:
+            raise
+        from pllscore.scorefile import Interrupted
+
         typer.echo(f"error: {e}", err=True)
-        sys.exit(1)
-    except typer.Exit as e:
-        sys.exit(e.exit_code)
-    except typer.Abort:
+        sys.exit(130 if isinstance(e, Interrupted) else 1)
+    except click.exceptions.Abort:
         typer.echo("aborted", err=True)
         sys.exit(130)
-    except Exception as e:  # click usage errors: print as click would, keep real bugs loud
-        import click
-
-        if isinstance(e, click.ClickException):
-            e.show()
-            sys.exit(e.exit_code)
-        raise
+    except click.ClickException as e:
+        e.show()
+        sys.exit(e.exit_code)
+    except typer.Exit as e:
+        sys.exit(e.exit_code)

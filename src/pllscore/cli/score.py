@@ -1,8 +1,8 @@
-"""``pllscore score``: score texts given on the command line (or stdin) and print a TSV table."""
+"""``pllscore score``: score a file (or stdin, or --text) and write one column per metric."""
 
 from __future__ import annotations
 
-import sys
+from pathlib import Path
 
 import typer
 
@@ -10,9 +10,10 @@ from pllscore.metrics import DEFAULT_METRIC
 
 
 def score_command(
-    texts: list[str] | None = typer.Argument(
-        None, help="Texts to score; '-' or none reads one text per line from stdin."
+    input: str | None = typer.Argument(
+        None, help="A .txt (one text per line), .csv, .tsv, .jsonl or .parquet file, or '-' for stdin."
     ),
+    text: list[str] | None = typer.Option(None, "--text", "-t", help="Score this text instead of a file; repeatable."),
     model: str = typer.Option(..., "--model", "-m", help="Hub name or local folder of a masked or causal LM."),
     metric: list[str] | None = typer.Option(
         None,
@@ -20,37 +21,49 @@ def score_command(
         help=f"original, word-l2r, whole-word, sentence-l2r or all; repeatable (default {DEFAULT_METRIC}).",
     ),
     level: str = typer.Option("sentence", "--level", help="sentence, word or token."),
+    output: Path | None = typer.Option(None, "-o", "--output", help="Output file; format from its extension."),
+    fmt: str | None = typer.Option(None, "--format", help="csv, tsv, jsonl or parquet (default: from -o, else tsv)."),
+    column: str | None = typer.Option(None, "--column", help="Text column of a table (default sentence/text)."),
+    id_column: str | None = typer.Option(None, "--id-column", help="Column copied to every output row."),
     base: str = typer.Option("e", "--base", help="Log base: e (nats) or 2 (bits)."),
-    surprisal: bool = typer.Option(False, "--surprisal", help="Report surprisal (negated log-probability)."),
+    surprisal: bool = typer.Option(False, "--surprisal", help="Write surprisal (negated log-probability)."),
     device: str = typer.Option("auto", "--device", help="auto, cpu, cuda, cuda:1 or mps."),
     dtype: str | None = typer.Option(None, "--dtype", help="float32 (default, exact), bfloat16 or float16."),
     max_tokens: int | None = typer.Option(None, "--max-tokens", help="Padded tokens per batch."),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
+    resume: bool = typer.Option(False, "--resume", help="Continue an interrupted run into the same output."),
+    force: bool = typer.Option(False, "--force", help="Overwrite an existing output."),
+    skip_empty: bool = typer.Option(False, "--skip-empty", help="Skip empty lines instead of failing."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar and no summary."),
+    progress: bool = typer.Option(
+        False, "--progress", help="Show the progress bar even when stderr is not a terminal."
+    ),
 ) -> None:
-    """Score texts with a masked LM (PLL) or a causal LM (log-likelihood); print TSV to stdout."""
-    from transformers.utils import logging as hf_logging
-
-    import pllscore
+    """Score texts with a masked LM (PLL) or a causal LM (log-likelihood)."""
     from pllscore.errors import InputError
+    from pllscore.scorefile import score_file
 
-    hf_logging.disable_progress_bar()
-    hf_logging.set_verbosity_error()  # pllscore reports over-long input itself, in one line
-    if not texts or texts == ["-"]:
-        texts = [line.rstrip("\n") for line in sys.stdin]
-    scorer = pllscore.load(model, device=device, dtype=dtype, max_tokens=max_tokens)
-    if isinstance(scorer, pllscore.CausalScorer) and metric:
-        raise InputError(f"{model!r} is a causal LM, scored by its log-likelihood; drop --metric")
-    kwargs = {"metric": metric} if metric else {}
-    results = scorer.score(texts, progress=False if quiet else None, **kwargs)
-    log_base = "e" if base == "e" else _number(base)
-    frame = pllscore.to_frame(results, level=level, base=log_base, surprisal=surprisal)  # type: ignore[arg-type]
-    frame.to_csv(sys.stdout, sep="\t", index=False)
-
-
-def _number(text: str) -> float:
-    from pllscore.errors import InputError
-
-    try:
-        return float(text)
-    except ValueError:
-        raise InputError(f"--base must be e or a number such as 2, got {text!r}") from None
+    if text and input is not None:
+        raise InputError("give either an INPUT file or --text, not both")
+    if not text and input is None:
+        raise InputError("nothing to score: give an INPUT file, '-' for stdin, or --text 'a sentence'")
+    summary = score_file(
+        list(text) if text else input,  # type: ignore[arg-type]
+        output,
+        model=model,
+        metrics=metric or None,
+        level=level,
+        format=fmt,
+        column=column,
+        id_column=id_column,
+        base=base,
+        surprisal=surprisal,
+        device=device,
+        dtype=dtype,
+        max_tokens=max_tokens,
+        resume=resume,
+        force=force,
+        skip_empty=skip_empty,
+        progress=False if quiet else (True if progress else None),
+    )
+    if not quiet:
+        typer.echo(summary.line(), err=True)

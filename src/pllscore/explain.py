@@ -1,0 +1,159 @@
+"""Per-token explanation of a sentence's score under every metric (the paper's Figure 2).
+
+:func:`explain` scores texts under several PLL metrics (and optionally a causal LM) and
+returns an :class:`Explanation`: a per-token table grouped by word, with word and sentence
+totals, as a DataFrame, as text, or as a figure.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from pllscore.results import Results, SentenceScore
+
+__all__ = ["Explanation", "explain"]
+
+
+@dataclass(frozen=True)
+class Explanation:
+    """Scores of the same texts under several metrics, ready to compare token by token.
+
+    Attributes:
+        masked: the masked LM's results, metric-major (see :class:`~pllscore.results.Results`).
+        causal: the causal LM's results, or None.
+        metrics: the masked metrics, in column order.
+    """
+
+    masked: Results
+    causal: Results | None
+    metrics: tuple[str, ...]
+
+    @property
+    def n_texts(self) -> int:
+        return len(self.masked) // len(self.metrics)
+
+    def sentence(self, i: int) -> list[SentenceScore]:
+        """Text ``i`` under each metric."""
+        return [self.masked[k * self.n_texts + i] for k in range(len(self.metrics))]
+
+    def causal_word_scores(self, i: int) -> np.ndarray | None:
+        """The causal LM's score of each word of the masked model's text ``i``.
+
+        A causal token counts towards the word in which its first non-space character lies,
+        so words line up even where the two tokenizers split text differently.
+        """
+        if self.causal is None:
+            return None
+        ref, c = self.sentence(i)[0], self.causal[i]
+        starts = np.array([a for a, _ in ref.word_spans])
+        sums = np.zeros(ref.n_words)
+        for (a, b), lp in zip(c.offsets, c.token_scores):
+            while a < b and c.text[a].isspace():
+                a += 1
+            w = max(int(np.searchsorted(starts, a, side="right")) - 1, 0)
+            sums[w] += 0.0 if np.isnan(lp) else lp
+        return sums
+
+    def table(self, i: int) -> Any:
+        """Text ``i`` as a DataFrame: one row per token, then a row per multi-token word total
+        and a sentence total; one column per metric (and ``causal`` for word and sentence rows)."""
+        import pandas as pd
+
+        results = self.sentence(i)
+        ref = results[0]
+        causal_words = self.causal_word_scores(i)
+        word_scores = [r.word_scores for r in results]
+        rows: list[dict[str, Any]] = []
+        for w, (a, b) in enumerate(ref.word_spans):
+            members = np.flatnonzero(ref.word_index == w)
+            for t in members:
+                row = {"word": ref.text[a:b] if t == members[0] else "", "piece": ref.pieces[t], "row": "token"}
+                row.update({m: float(r.token_scores[t]) for m, r in zip(self.metrics, results)})
+                if causal_words is not None:
+                    row["causal"] = float(causal_words[w]) if len(members) == 1 else np.nan
+                rows.append(row)
+            if len(members) > 1:
+                row = {"word": "", "piece": "= word", "row": "word"}
+                row.update({m: float(s[w]) for m, s in zip(self.metrics, word_scores)})
+                if causal_words is not None:
+                    row["causal"] = float(causal_words[w])
+                rows.append(row)
+        total = {"word": "sentence", "piece": "total", "row": "sentence"}
+        total.update({m: r.total for m, r in zip(self.metrics, results)})
+        if self.causal is not None:
+            total["causal"] = self.causal[i].total
+        rows.append(total)
+        return pd.DataFrame(rows)
+
+    def render(self, *, digits: int = 2) -> str:
+        """The tables of all texts as plain text."""
+        blocks = []
+        for i in range(self.n_texts):
+            ref = self.sentence(i)[0]
+            frame = self.table(i).drop(columns="row")
+            head = f"{ref.text}\n  {ref.model}" + (f" + causal {self.causal[i].model}" if self.causal else "")
+            head += f" | log-probabilities in {ref.unit}; higher = more expected"
+            text_cols = {c: frame[c].astype(str).str.len().max() for c in ("word", "piece")}
+            formatters = {c: (lambda v, n=n: f"{v:<{n}}") for c, n in text_cols.items()}
+            body = frame.to_string(
+                index=False, na_rep="", float_format=lambda x: f"{x:.{digits}f}", formatters=formatters
+            )
+            blocks.append(head + "\n" + body)
+        return "\n\n".join(blocks)
+
+    def plot(self, path: str | os.PathLike[str]) -> str:
+        """Draw the explanation to ``path`` (.png, .svg or .pdf); returns the path."""
+        from pllscore.plotting.explain import plot_explanation
+
+        return plot_explanation(self, path)
+
+
+def explain(
+    texts: str | Iterable[str],
+    model: Any,
+    *,
+    causal_model: Any = None,
+    metrics: str | Sequence[str] = "all",
+    device: str = "auto",
+    dtype: str | None = None,
+    plot: str | os.PathLike[str] | None = None,
+) -> Explanation:
+    """Score ``texts`` under every metric (and a causal LM) for a token-by-token comparison.
+
+    Args:
+        texts: a string or a list of strings.
+        model: a masked LM: Hub name, local folder or loaded :class:`~pllscore.MaskedScorer`.
+        causal_model: optionally a causal LM to show beside it (per word and sentence).
+        metrics: the masked metrics to compare (default all four).
+        device, dtype: passed to :func:`pllscore.load` for models given by name.
+        plot: also draw the figure to this file (.png, .svg or .pdf).
+    """
+    import pllscore
+    from pllscore.errors import ModelError
+    from pllscore.metrics import resolve_metrics
+
+    def _load(m: Any) -> Any:
+        return m if isinstance(m, pllscore.Scorer) else pllscore.load(m, device=device, dtype=dtype)
+
+    mlm = _load(model)
+    if mlm.kind != "masked":
+        raise ModelError(
+            f"{mlm.name!r} is a causal LM; explain needs a masked LM as --model (use --causal-model for it)"
+        )
+    chosen = resolve_metrics(metrics)
+    masked = mlm.score(texts, metric=list(chosen))
+    causal = None
+    if causal_model is not None:
+        clm = _load(causal_model)
+        if clm.kind != "causal":
+            raise ModelError(f"{clm.name!r} is a masked LM; --causal-model needs a causal LM such as gpt2")
+        causal = clm.score(texts)
+    result = Explanation(masked=masked, causal=causal, metrics=chosen)
+    if plot is not None:
+        result.plot(plot)
+    return result

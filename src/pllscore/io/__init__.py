@@ -1,0 +1,1 @@
+"""Reading inputs and writing resumable outputs. No torch here."""

@@ -1,0 +1,270 @@
+"""Score a whole file: read, check every text, score chunk by chunk, write as it goes.
+
+:func:`score_file` is what ``pllscore score INPUT`` runs. Work is done in fixed chunks of
+input rows; each finished chunk is appended to the output, so an interrupted run keeps
+its work, and ``resume=True`` continues after the last finished chunk. Because chunks are
+the same in every run, a resumed output is identical to an uninterrupted one.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, TextIO
+
+from pllscore.errors import InputError, InputTooLongError, PllscoreError
+from pllscore.io.readers import InputTable, read_input
+from pllscore.io.writers import ResumableWriter, StreamWriter, output_format
+
+__all__ = ["Interrupted", "ScoreSummary", "score_file"]
+
+DEFAULT_CHUNK = 256
+
+
+class Interrupted(PllscoreError):
+    """The run was stopped (Ctrl-C); the output holds every finished chunk."""
+
+
+@dataclass
+class ScoreSummary:
+    """What a :func:`score_file` run did."""
+
+    output: str
+    rows: int
+    scored: int
+    skipped: list[int] = field(default_factory=list)
+    resumed_from: int = 0
+    seconds: float = 0.0
+    metrics: tuple[str, ...] = ()
+
+    def line(self) -> str:
+        """One line for the terminal."""
+        rate = f" ({self.scored / self.seconds:.1f} texts/s)" if self.seconds > 0 and self.scored else ""
+        skipped = f", skipped {len(self.skipped)} empty (rows {_short(self.skipped)})" if self.skipped else ""
+        resumed = f", resumed after {self.resumed_from}" if self.resumed_from else ""
+        return f"scored {self.scored} of {self.rows} texts in {self.seconds:.1f} s{rate}{resumed}{skipped} -> {self.output}"
+
+
+def _short(rows: list[int]) -> str:
+    return ", ".join(map(str, rows[:10])) + (f" and {len(rows) - 10} more" if len(rows) > 10 else "")
+
+
+def provenance(scorer: Any, metrics: Sequence[str]) -> dict[str, Any]:
+    """Model, revision, metrics and library versions of a run."""
+    import torch
+    import transformers
+
+    from pllscore import __version__
+
+    return {
+        "model": scorer.name,
+        "revision": scorer.revision,
+        "kind": scorer.kind,
+        "metrics": list(metrics),
+        "dtype": str(next(scorer.model.parameters()).dtype).removeprefix("torch."),
+        "device": str(scorer.device),
+        "pllscore": __version__,
+        "torch": torch.__version__,
+        "transformers": transformers.__version__,
+        "python": sys.version.split()[0],
+    }
+
+
+def score_file(
+    input: str | os.PathLike[str] | Sequence[str],
+    output: str | os.PathLike[str] | None = None,
+    *,
+    model: Any,
+    metrics: str | Sequence[str] | None = None,
+    level: str = "sentence",
+    format: str | None = None,
+    input_format: str | None = None,
+    column: str | None = None,
+    id_column: str | None = None,
+    base: float | str = "e",
+    surprisal: bool = False,
+    device: str = "auto",
+    dtype: str | None = None,
+    max_tokens: int | None = None,
+    resume: bool = False,
+    force: bool = False,
+    skip_empty: bool = False,
+    progress: bool | None = None,
+    chunk_size: int = DEFAULT_CHUNK,
+    stream: TextIO | None = None,
+) -> ScoreSummary:
+    """Score every text of a file and write the scores, one column per metric.
+
+    Args:
+        input: a .txt (one text per line), .csv, .tsv, .jsonl or .parquet file, ``"-"`` for stdin,
+            or a list of texts.
+        output: the output file (.csv, .tsv, .jsonl or .parquet); None writes TSV to ``stream`` (stdout).
+        model: a Hub name, a local folder or a loaded scorer.
+        metrics: masked-LM metric(s) or ``"all"``; must be None for a causal LM.
+        level: ``"sentence"`` (the input's columns are kept), ``"word"`` or ``"token"``.
+        format: output format, by default from the output's extension.
+        input_format: input format, by default from the input's extension.
+        column: the text column of a table (default: sentence, text or the only column).
+        id_column: a column copied to every output row (word and token levels keep only it).
+        base: ``"e"`` (nats) or 2 (bits).
+        surprisal: write negated scores.
+        device, dtype, max_tokens: passed to :func:`pllscore.load`.
+        resume: continue an existing output after its last finished chunk.
+        force: overwrite an existing output.
+        skip_empty: leave out empty texts (reported in the summary) instead of failing.
+        progress: progress bar on stderr (None: only when stderr is a terminal).
+        chunk_size: input rows scored and written at a time.
+        stream: where output goes when ``output`` is None (default stdout).
+
+    Raises:
+        Interrupted: on Ctrl-C, after recording progress; rerun with ``resume=True``.
+    """
+    import pllscore
+    from pllscore.metrics import resolve_metrics
+
+    out_name = None if output is None or os.fspath(output) == "-" else os.fspath(output)
+    fmt = output_format(out_name, format)
+    if level not in ("sentence", "word", "token"):
+        raise InputError(f"unknown level {level!r}; choose sentence, word or token")
+    if resume and out_name is None:
+        raise InputError("--resume needs an output file (-o); stdout cannot be resumed")
+    if not isinstance(chunk_size, int) or chunk_size < 1:
+        raise InputError(f"chunk_size must be a positive integer, got {chunk_size!r}")
+    log_base = base if base in ("e", 2, 2.0) else _base(base)
+
+    table = read_input(input, column=column, fmt=input_format, skip_empty=skip_empty)
+    if id_column is not None and id_column not in table.frame.columns:
+        cols = ", ".join(map(str, table.frame.columns))
+        raise InputError(f"id column {id_column!r} not in {table.source}; its columns are: {cols}")
+    if (
+        out_name is not None
+        and table.source != "<stdin>"
+        and os.path.abspath(out_name) == os.path.abspath(table.source)
+    ):
+        raise InputError(f"output {out_name!r} is the input file; choose another output path")
+
+    scorer = (
+        model
+        if isinstance(model, pllscore.Scorer)
+        else pllscore.load(model, device=device, dtype=dtype, max_tokens=max_tokens)
+    )
+    if scorer.kind == "causal":
+        if metrics:
+            raise InputError(f"{scorer.name!r} is a causal LM, scored by its log-likelihood; drop the metric option")
+        chosen: tuple[str, ...] = ("causal",)
+    else:
+        chosen = scorer.metric if metrics is None or metrics == [] else resolve_metrics(metrics)
+    _check_all(scorer, table)
+
+    meta = {
+        "input": os.path.abspath(table.source) if table.source != "<stdin>" else "<stdin>",
+        "n_input_rows": len(table.rows) + len(table.skipped),
+        "level": level,
+        "format": fmt,
+        "column": table.column,
+        "id_column": id_column,
+        "base": "e" if log_base == "e" else log_base,
+        "surprisal": bool(surprisal),
+        "skip_empty": bool(skip_empty),
+        "chunk_size": chunk_size,
+        "started": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        **provenance(scorer, chosen),
+    }
+    writer: ResumableWriter | StreamWriter
+    if out_name is None:
+        writer = StreamWriter(fmt, stream)
+    else:
+        writer = ResumableWriter(out_name, fmt, meta, resume=resume, force=force)
+
+    from tqdm.auto import tqdm
+
+    n = len(table.rows)
+    start_row = writer.rows_done
+    t0 = time.perf_counter()
+    bar = tqdm(
+        total=n, initial=start_row, unit="text", desc="scoring", disable=None if progress is None else not progress
+    )
+    try:
+        for lo in range(start_row, n, chunk_size):
+            hi = min(lo + chunk_size, n)
+            texts = table.texts[lo:hi]
+            kwargs = {} if scorer.kind == "causal" else {"metric": list(chosen)}
+            results = scorer.score(texts, progress=False, **kwargs)
+            frame = _rows(results, table, lo, hi, level, id_column, log_base, surprisal)
+            writer.append(frame, hi)
+            bar.update(hi - lo)
+    except KeyboardInterrupt:
+        writer.interrupt()
+        raise Interrupted(
+            f"interrupted after {writer.rows_done} of {n} texts; the output holds them, rerun with --resume to continue"
+        ) from None
+    finally:
+        bar.close()
+    summary = ScoreSummary(
+        output=out_name or "<stdout>",
+        rows=n,
+        scored=n - start_row,
+        skipped=table.skipped,
+        resumed_from=start_row,
+        seconds=time.perf_counter() - t0,
+        metrics=chosen,
+    )
+    writer.finish({"rows": n, "skipped": table.skipped, "seconds": round(summary.seconds, 3)})
+    return summary
+
+
+def _base(base: float | str) -> float:
+    try:
+        value = float(base)
+    except (TypeError, ValueError):
+        raise InputError(f"base must be e or a number such as 2, got {base!r}") from None
+    if value <= 0 or value == 1:
+        raise InputError(f"base must be positive and not 1, got {base!r}")
+    return value
+
+
+def _check_all(scorer: Any, table: InputTable) -> None:
+    """Fail before any scoring if some text is too long: an error after hours of work helps nobody."""
+    step = 4096
+    texts = table.texts
+    for lo in range(0, len(texts), step):
+        try:
+            scorer.check(texts[lo : lo + step])
+        except InputTooLongError as e:
+            i = lo + e.index
+            raise InputError(
+                f"{table.where(i)} is {e.n_tokens} tokens long (special tokens included) but the model allows "
+                f"at most {e.limit}; shorten or split it"
+            ) from None
+        except InputError as e:
+            raise InputError(f"{table.source}: {e}") from None
+
+
+def _rows(
+    results: Any, table: InputTable, lo: int, hi: int, level: str, id_column: str | None, base: Any, surprisal: bool
+) -> Any:
+    import pandas as pd
+
+    from pllscore.results import to_wide_frame
+
+    scores = to_wide_frame(results, level=level, base=base, surprisal=surprisal)  # type: ignore[arg-type]
+    local = scores.pop("index").to_numpy()
+    rows = pd.Series(table.rows[lo:hi]).to_numpy()[local]
+    if level == "sentence":
+        carried = table.frame.iloc[lo:hi].reset_index(drop=True)
+        carried = carried.rename(
+            columns={c: f"{c}_input" for c in carried.columns if c in scores.columns or c == "row"}
+        )
+        front = carried.iloc[local].reset_index(drop=True)
+    else:
+        front = (
+            pd.DataFrame({id_column: table.frame[id_column].iloc[lo:hi].to_numpy()[local]})
+            if id_column
+            else pd.DataFrame()
+        )
+    front.insert(0, "row", rows)
+    return pd.concat([front, scores.reset_index(drop=True)], axis=1)
