@@ -46,7 +46,8 @@ class ScoreSummary:
         rate = f" ({self.scored / self.seconds:.1f} texts/s)" if self.seconds > 0 and self.scored else ""
         skipped = f", skipped {len(self.skipped)} empty (rows {_short(self.skipped)})" if self.skipped else ""
         resumed = f", resumed after {self.resumed_from}" if self.resumed_from else ""
-        return f"scored {self.scored} of {self.rows} texts in {self.seconds:.1f} s{rate}{resumed}{skipped} -> {self.output}"
+        done = f"scored {self.scored} of {self.rows} texts in {self.seconds:.1f} s"
+        return f"{done}{rate}{resumed}{skipped} -> {self.output}"
 
 
 def _short(rows: list[int]) -> str:

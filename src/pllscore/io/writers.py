@@ -114,8 +114,8 @@ class ResumableWriter:
             old = json.loads(self.meta_file.read_text())
         except (OSError, json.JSONDecodeError):
             raise InputError(
-                f"cannot resume {os.fspath(self.path)!r}: its progress file {self.meta_file.name} is missing or broken; "
-                "use --force to start over"
+                f"cannot resume {os.fspath(self.path)!r}: its progress file {self.meta_file.name} is missing "
+                "or broken; use --force to start over"
             ) from None
         for key in RESUME_KEYS:
             if old.get(key) != meta.get(key):
