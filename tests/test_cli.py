@@ -154,8 +154,9 @@ ERRORS = [
     (["score", "{in}/in.txt", "-m", "no-such-model-xyz"], "not found"),
     (["score", "{in}/in.txt", "-m", GPT2, "--metric", "original"], "causal LM"),
     (["score", "{in}/in.txt", "-m", BERT, "--metric", "wordl2r"], "did you mean 'word-l2r'"),
-    (["score", "{in}/long.txt", "-m", BERT], "line 2 of {in}/long.txt is 202 tokens long (special tokens included) but the model allows at most 128"),
-    (["score", "{in}/in.txt", "-m", BERT, "-o", "{in}/exists.tsv"], "already exists; pass --resume to continue it or --force"),
+    (["score", "{in}/long.txt", "-m", BERT], "line 2 of {in}/long.txt is 202 tokens long (special tokens included) "
+                                             "but the model allows at most 128"),
+    (["score", "{in}/in.txt", "-m", BERT, "-o", "{in}/exists.tsv"], "already exists; pass --resume to continue it"),
     (["score", "{in}/in.txt", "-m", BERT, "-o", "/proc/nope/out.tsv"], "cannot write output '/proc/nope/out.tsv'"),
     (["score", "{in}/in.txt", "-m", BERT, "--base", "ten"], "base must be e or a number"),
     (["score", "{in}/in.txt", "-m", BERT, "-o", "{in}/x.xlsx"], "cannot tell the output format"),

@@ -82,7 +82,8 @@ def test_kill_mid_write_then_resume_equals_uninterrupted(corpus, tmp_path):
                 os.kill(os.getpid(), signal.SIGKILL)
             real(self, frame, rows_done)
         w.ResumableWriter.append = append
-        score_file({str(corpus)!r}, {str(part)!r}, model={str(TINY_BERT)!r}, metrics="all", chunk_size=4, progress=False)
+        score_file({str(corpus)!r}, {str(part)!r}, model={str(TINY_BERT)!r}, metrics="all", chunk_size=4,
+                   progress=False)
     """)
     killed = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     assert killed.returncode == -9, killed.stderr

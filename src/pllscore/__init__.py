@@ -19,31 +19,49 @@ __version__ = "0.1.0"
 __all__ = [
     "CausalScorer",
     "DEFAULT_METRIC",
+    "Explanation",
     "InputError",
     "InputTooLongError",
+    "Interrupted",
     "METRICS",
     "MaskedScorer",
     "ModelError",
     "PllscoreError",
     "Results",
+    "ScoreSummary",
     "Scorer",
     "SentenceScore",
     "TokenScore",
     "WordScore",
     "__version__",
+    "explain",
     "load",
     "score",
+    "score_file",
     "to_frame",
 ]
 
 # torch and transformers load only when a scorer is first used, so `pllscore --help` stays fast
-_LAZY = {"CausalScorer", "MaskedScorer", "Scorer", "load", "score"}
+_LAZY = {
+    "CausalScorer": "pllscore.scorer",
+    "MaskedScorer": "pllscore.scorer",
+    "Scorer": "pllscore.scorer",
+    "load": "pllscore.scorer",
+    "score": "pllscore.scorer",
+    "score_file": "pllscore.scorefile",
+    "ScoreSummary": "pllscore.scorefile",
+    "Interrupted": "pllscore.scorefile",
+    "explain": "pllscore.explanation",
+    "Explanation": "pllscore.explanation",
+}
 
 if TYPE_CHECKING:
+    from pllscore.explanation import Explanation, explain
+    from pllscore.scorefile import Interrupted, ScoreSummary, score_file
     from pllscore.scorer import CausalScorer, MaskedScorer, Scorer, load, score
 
 
 def __getattr__(name: str) -> Any:
     if name in _LAZY:
-        return getattr(import_module("pllscore.scorer"), name)
+        return getattr(import_module(_LAZY[name]), name)
     raise AttributeError(f"module 'pllscore' has no attribute {name!r}")

@@ -17,7 +17,7 @@ def explain_command(
     dtype: str | None = typer.Option(None, "--dtype", help="float32 (default, exact), bfloat16 or float16."),
 ) -> None:
     """Print each token's log-probability under every metric, grouped by word, with totals."""
-    from pllscore.explain import explain
+    from pllscore.explanation import explain
 
     result = explain(
         texts, model, causal_model=causal_model, metrics=metric or "all", device=device, dtype=dtype, plot=plot
