@@ -10,7 +10,7 @@ import numpy as np
 
 from pllscore.errors import InputError
 
-__all__ = ["plot_explanation"]
+__all__ = ["draw_explanation", "plot_explanation"]
 
 _FORMATS = {".png", ".svg", ".pdf"}
 _COLOURS = {"original": "#d95f02", "word-l2r": "#1b9e77", "whole-word": "#7570b3", "sentence-l2r": "#e7298a",
@@ -29,10 +29,23 @@ def _pyplot() -> Any:
 
 
 def plot_explanation(explanation: Any, path: str | os.PathLike[str]) -> str:
-    """Write the figure; one panel per text (plus one for the causal LM's own tokens)."""
+    """Write the figure to a .png, .svg or .pdf file."""
     out = Path(path)
     if out.suffix.lower() not in _FORMATS:
         raise InputError(f"cannot draw to {os.fspath(path)!r}; use a .png, .svg or .pdf file name")
+    plt = _pyplot()
+    fig = draw_explanation(explanation)
+    try:
+        fig.savefig(out)
+    except OSError as e:
+        raise InputError(f"cannot write figure {os.fspath(path)!r}: {e.strerror}; choose another path") from None
+    finally:
+        plt.close(fig)
+    return os.fspath(out)
+
+
+def draw_explanation(explanation: Any) -> Any:
+    """The figure: one panel per text (plus one for the causal LM's own tokens)."""
     plt = _pyplot()
     n = explanation.n_texts
     has_causal = explanation.causal is not None
@@ -46,13 +59,7 @@ def plot_explanation(explanation: Any, path: str | os.PathLike[str]) -> str:
         if has_causal:
             _draw_causal(axes[i * 2 + 1][0], explanation.causal[i])
     fig.tight_layout()
-    try:
-        fig.savefig(out)
-    except OSError as e:
-        raise InputError(f"cannot write figure {os.fspath(path)!r}: {e.strerror}; choose another path") from None
-    finally:
-        plt.close(fig)
-    return os.fspath(out)
+    return fig
 
 
 def _draw_masked(ax: Any, explanation: Any, i: int) -> None:
