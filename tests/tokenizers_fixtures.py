@@ -29,6 +29,18 @@ CORPUS = [
 ] * 3
 
 
+# RoBERTa/XLM-R names of the special tokens
+_XLM_SPECIALS = dict(
+    bos_token="<s>",
+    eos_token="</s>",
+    cls_token="<s>",
+    sep_token="</s>",
+    unk_token="<unk>",
+    pad_token="<pad>",
+    mask_token="<mask>",
+)
+
+
 def wordpiece() -> PreTrainedTokenizerFast:
     """Cased WordPiece with [CLS] $A [SEP], BERT style."""
     specials = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
@@ -72,16 +84,7 @@ def byte_bpe(*, roberta: bool) -> PreTrainedTokenizerFast:
             trim_offsets=True,
             add_prefix_space=False,
         )
-        return PreTrainedTokenizerFast(
-            tokenizer_object=tok,
-            bos_token="<s>",
-            eos_token="</s>",
-            cls_token="<s>",
-            sep_token="</s>",
-            unk_token="<unk>",
-            pad_token="<pad>",
-            mask_token="<mask>",
-        )
+        return PreTrainedTokenizerFast(tokenizer_object=tok, **_XLM_SPECIALS)
     tok.post_processor = processors.ByteLevel(trim_offsets=False)
     return PreTrainedTokenizerFast(
         tokenizer_object=tok, bos_token="<|endoftext|>", eos_token="<|endoftext|>", unk_token="<|endoftext|>"
@@ -100,13 +103,4 @@ def unigram(*, template: str = "<s> $A </s>") -> PreTrainedTokenizerFast:
     tok.post_processor = processors.TemplateProcessing(
         single=template, special_tokens=[(t, tok.token_to_id(t)) for t in ("<s>", "</s>") if t in template]
     )
-    return PreTrainedTokenizerFast(
-        tokenizer_object=tok,
-        bos_token="<s>",
-        eos_token="</s>",
-        cls_token="<s>",
-        sep_token="</s>",
-        unk_token="<unk>",
-        pad_token="<pad>",
-        mask_token="<mask>",
-    )
+    return PreTrainedTokenizerFast(tokenizer_object=tok, **_XLM_SPECIALS)
