@@ -19,7 +19,7 @@ from pllscore.engine.loading import Kind, detect_kind, load_pretrained, max_inpu
 from pllscore.engine.masked import MaskedEngine
 from pllscore.errors import InputError, InputTooLongError, ModelError
 from pllscore.metrics import DEFAULT_METRIC, resolve_metrics
-from pllscore.plan.align import Alignment, Span, align
+from pllscore.plan.align import Alignment, Span, align, restrict
 from pllscore.plan.masks import build_plan
 from pllscore.results import Results, SentenceScore
 
@@ -142,6 +142,25 @@ class Scorer:
     _prefix: int | None = None
     _adds_bos: bool = False
 
+    def _targets(self, encoded: list[_Encoded], spans: Sequence[Span | None] | None) -> list[np.ndarray | None]:
+        """Per text, which of its tokens to score (None: all), from character spans."""
+        if spans is None:
+            return [None] * len(encoded)
+        if len(spans) != len(encoded):
+            raise InputError(f"{len(spans)} spans for {len(encoded)} texts; give one span (or None) per text")
+        out: list[np.ndarray | None] = []
+        for i, (e, span) in enumerate(zip(encoded, spans)):
+            if span is None:
+                out.append(None)
+                continue
+            keep = np.asarray(restrict(e.alignment, (int(span[0]), int(span[1])))[1], dtype=bool)
+            if not keep.any():
+                raise InputError(
+                    f"span {tuple(span)} of text {i} covers none of its tokens; check the character offsets"
+                )
+            out.append(keep)
+        return out
+
     def _result(self, index: int, text: str, enc: _Encoded, metric: str, logprobs: np.ndarray) -> SentenceScore:
         al = enc.alignment
         return SentenceScore(
@@ -174,7 +193,12 @@ class MaskedScorer(Scorer):
         )
 
     def score(
-        self, texts: str | Iterable[str], *, metric: str | Sequence[str] | None = None, progress: bool | None = None
+        self,
+        texts: str | Iterable[str],
+        *,
+        metric: str | Sequence[str] | None = None,
+        progress: bool | None = None,
+        spans: Sequence[Span | None] | None = None,
     ) -> Results:
         """Score texts under one or more PLL metrics.
 
@@ -183,6 +207,8 @@ class MaskedScorer(Scorer):
             metric: ``"word-l2r"`` (default), ``"original"``, ``"whole-word"``, ``"sentence-l2r"``,
                 a list of them, or ``"all"``. ``None`` means the scorer's own metric.
             progress: show a progress bar (``None``: only when stderr is a terminal).
+            spans: per text, a character span ``(start, stop)`` (or None for all): only the tokens
+                overlapping it are scored, the rest of the text is context; others are NaN.
 
         Returns:
             One :class:`SentenceScore` per (metric, text), metric-major. Scores are in nats.
@@ -192,16 +218,24 @@ class MaskedScorer(Scorer):
         if not items:
             return Results()
         encoded = self._tokenize(items, add_special_tokens=True)
-        plan = build_plan([e.ids for e in encoded], [e.alignment for e in encoded], metrics)
+        keeps = self._targets(encoded, spans)
+        alignments = [
+            e.alignment if k is None else restrict(e.alignment, spans[i])[0]
+            for i, (e, k) in enumerate(zip(encoded, keeps))
+        ]  # type: ignore[index]
+        plan = build_plan([e.ids for e in encoded], alignments, metrics)
         reads = self.engine.run(plan, max_tokens=self.max_tokens, progress=progress)
         n = len(items)
-        return Results(
-            tuple(
-                self._result(i, items[i], encoded[i], m, reads[plan.block(k, i, n)])
-                for k, m in enumerate(metrics)
-                for i in range(n)
-            )
-        )
+        results = []
+        for k, m in enumerate(metrics):
+            for i in range(n):
+                values = reads[plan.block(k, i, n)]
+                if keeps[i] is not None:
+                    full = np.full(len(keeps[i]), np.nan)  # type: ignore[arg-type]
+                    full[keeps[i]] = values
+                    values = full
+                results.append(self._result(i, items[i], encoded[i], m, values))
+        return Results(tuple(results))
 
 
 class CausalScorer(Scorer):
@@ -229,8 +263,18 @@ class CausalScorer(Scorer):
             self._prefix = None if self._adds_bos else start
         self.engine = CausalEngine(model, pad_token_id=self._pad_id, vocab_size=self._vocab_size)
 
-    def score(self, texts: str | Iterable[str], *, metric: str | None = None, progress: bool | None = None) -> Results:
-        """Score texts by their log-likelihood (nats); ``metric`` must be left out (or ``"causal"``)."""
+    def score(
+        self,
+        texts: str | Iterable[str],
+        *,
+        metric: str | None = None,
+        progress: bool | None = None,
+        spans: Sequence[Span | None] | None = None,
+    ) -> Results:
+        """Score texts by their log-likelihood (nats); ``metric`` must be left out (or ``"causal"``).
+
+        ``spans`` works as for :meth:`MaskedScorer.score`: only tokens overlapping the span are scored.
+        """
         if metric not in (None, "causal"):
             raise InputError(
                 f"metric {metric!r} is a masked-LM (PLL) metric; a causal LM's score is its log-likelihood, "
@@ -240,12 +284,15 @@ class CausalScorer(Scorer):
         if not items:
             return Results()
         encoded = self._tokenize(items, add_special_tokens=self._adds_bos, prefix=self._prefix)
+        keeps = self._targets(encoded, spans)
         per_seq = self.engine.run([e.ids for e in encoded], max_tokens=self.max_tokens, progress=progress)
         results = []
         for i, (e, lp) in enumerate(zip(encoded, per_seq)):
             pos = np.asarray(e.alignment.positions)
             # lp[j] scores position j + 1; position 0 has no context
             values = np.where(pos > 0, lp[np.maximum(pos - 1, 0)] if len(lp) else np.nan, np.nan)
+            if keeps[i] is not None:
+                values = np.where(keeps[i], values, np.nan)
             results.append(self._result(i, items[i], e, "causal", values))
         return Results(tuple(results))
 

@@ -85,3 +85,43 @@ def test_causal_without_bos_leaves_first_token_unscored(causal_models):
         logits = model(input_ids=torch.tensor([ids])).logits[0].double()
     want = [torch.log_softmax(logits[i - 1], -1)[ids[i]].item() for i in range(1, len(ids))]
     np.testing.assert_allclose(r.logprobs[1:], want, atol=ATOL, rtol=0)
+
+
+CONTEXTS = ["My word is {}", "I opened a dictionary and randomly picked a word. It was {}", "{}"]
+
+
+@pytest.mark.parametrize("metric", list(METRICS))
+def test_span_scores_equal_oracle_restricted_to_the_span(masked_models, metric):
+    model, tok = masked_models["bert-wordpiece"]
+    texts, spans = [], []
+    for word in ["hooligan", "souvenir", "cat"]:
+        for c in CONTEXTS:
+            text = c.format(word)
+            texts.append(text)
+            spans.append((text.index(word), text.index(word) + len(word)))
+    res = MaskedScorer(model, tok, max_tokens=50).score(texts, metric=metric, spans=spans)
+    for r, (a, b) in zip(res, spans):
+        want = oracle.masked_logprobs(model, tok, r.text, metric)
+        inside = [s < b and e > a for s, e in r.offsets]
+        assert r.n_scored == sum(inside) >= 1
+        np.testing.assert_allclose(r.logprobs[inside], np.array(want)[inside], atol=ATOL, rtol=0)
+        assert np.isnan(r.logprobs[~np.array(inside)]).all()
+        assert r.total == pytest.approx(float(np.sum(np.array(want)[inside])), abs=1e-5)
+
+
+def test_causal_span_scores(causal_models):
+    model, tok = causal_models["gpt2-bpe"]
+    text = "My word is souvenir"
+    a = text.index("souvenir")
+    r = CausalScorer(model, tok).score([text], spans=[(a, len(text))])[0]
+    full = oracle.causal_logprobs(model, tok, text)
+    inside = [s < len(text) and e > a for s, e in r.offsets]
+    np.testing.assert_allclose(r.logprobs[inside], np.array(full)[inside], atol=ATOL, rtol=0)
+    assert r.n_scored == sum(inside) and r.n_scored < r.n_tokens
+
+
+def test_span_that_covers_nothing(masked_models):
+    from pllscore import InputError
+
+    with pytest.raises(InputError, match="covers none of its tokens"):
+        MaskedScorer(*masked_models["bert-wordpiece"]).score(["The cat."], spans=[(20, 30)])

@@ -8,11 +8,11 @@ Spans are half-open ``(start, stop)``, as in the ``tokenizers`` library.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 Span = tuple[int, int]
 
-__all__ = ["Alignment", "Span", "align"]
+__all__ = ["Alignment", "Span", "align", "restrict"]
 
 
 @dataclass(frozen=True)
@@ -92,3 +92,22 @@ def _trim(text: str, start: int, stop: int) -> Span:
     while stop > start and stop <= len(text) and text[stop - 1].isspace():
         stop -= 1
     return (start, stop)
+
+
+def restrict(al: Alignment, span: Span) -> tuple[Alignment, list[bool]]:
+    """Keep as scored only the positions whose token overlaps characters ``span``.
+
+    Words keep all their tokens, so masks (e.g. word-l2r's later tokens of the word) are
+    unchanged; only which targets are read changes. Returns the restricted alignment and,
+    per original scored position, whether it is kept.
+    """
+    start, stop = span
+    keep = [al.token_spans[p][0] < stop and al.token_spans[p][1] > start for p in al.positions]
+    return (
+        replace(
+            al,
+            positions=tuple(p for p, k in zip(al.positions, keep) if k),
+            word_of=tuple(w for w, k in zip(al.word_of, keep) if k),
+        ),
+        keep,
+    )
