@@ -11,6 +11,7 @@ import sys
 
 import typer
 
+from pllscore.cli.evaluate import blimp_command, pairs_command
 from pllscore.cli.explain import explain_command
 from pllscore.cli.score import score_command
 from pllscore.errors import PllscoreError
@@ -26,6 +27,8 @@ app = typer.Typer(
 )
 app.command("score")(score_command)
 app.command("explain")(explain_command)
+app.command("blimp")(blimp_command)
+app.command("pairs")(pairs_command)
 
 
 @app.callback(invoke_without_command=True)
@@ -59,7 +62,7 @@ def main() -> None:
     import click
 
     debug = "--debug" in sys.argv[1:]
-    if any(a in sys.argv[1:] for a in ("score", "explain")):
+    if any(a in sys.argv[1:] for a in ("score", "explain", "blimp", "pairs", "diagnose", "report")):
         _quiet_libraries()
     try:
         app(standalone_mode=False)

@@ -19,7 +19,7 @@ from typing import Any
 
 from pllscore.errors import InputError
 
-__all__ = ["FORMATS", "InputTable", "detect_format", "read_input"]
+__all__ = ["FORMATS", "InputTable", "detect_format", "read_input", "read_table"]
 
 FORMATS = ("txt", "csv", "tsv", "jsonl", "parquet")
 _SUFFIXES = {".txt": "txt", ".text": "txt", ".csv": "csv", ".tsv": "tsv", ".tab": "tsv", ".jsonl": "jsonl",
@@ -217,3 +217,24 @@ def _is_missing(value: Any) -> bool:
 def _first_line(e: BaseException) -> str:
     lines = str(e).strip().splitlines()
     return lines[0] if lines else type(e).__name__
+
+
+def read_table(path: str | os.PathLike[str], *, fmt: str | None = None) -> Any:
+    """Read a csv/tsv/jsonl/parquet table whole (all columns as read), with the same checks as :func:`read_input`."""
+    name = os.fspath(path)
+    kind = detect_format(name, fmt)
+    if kind == "txt":
+        raise InputError(f"{name!r} is plain text; minimal pairs need a table (csv, tsv, jsonl or parquet)")
+    if not os.path.isfile(name):
+        raise InputError(f"input file {name!r} not found; check the path")
+    if kind == "parquet":
+        import pandas as pd
+
+        try:
+            return pd.read_parquet(name)
+        except Exception as e:  # pyarrow raises many types for a broken file
+            raise InputError(f"cannot read {name} as Parquet ({_first_line(e)})") from e
+    text = _decode(Path(name).read_bytes(), name)
+    return (
+        _read_jsonl(text, name) if kind == "jsonl" else _read_delimited(text, name, "," if kind == "csv" else "\t")
+    )[0]

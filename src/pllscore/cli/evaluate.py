@@ -1,0 +1,67 @@
+"""``pllscore blimp`` and ``pllscore pairs``: minimal-pair accuracy tables."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+DEFAULT_BLIMP = Path("../shared/data/blimp")
+
+
+def blimp_command(
+    model: list[str] = typer.Option(..., "--model", "-m", help="Masked or causal LM; repeatable (rows of one table)."),
+    metric: list[str] | None = typer.Option(None, "--metric", help="Masked-LM metric(s) or all (default word-l2r)."),
+    data: Path | None = typer.Option(None, "--data", help="Folder of BLiMP <paradigm>.jsonl files."),
+    paradigm: list[str] | None = typer.Option(None, "--paradigm", help="Paradigm UID; repeatable (default all)."),
+    limit: int | None = typer.Option(None, "--limit", help="At most this many pairs per paradigm (quick runs)."),
+    output: Path | None = typer.Option(None, "-o", "--output", help="Folder for the tables (rows are added)."),
+    device: str = typer.Option("auto", "--device"),
+    dtype: str | None = typer.Option(None, "--dtype"),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
+) -> None:
+    """BLiMP accuracy per paradigm and phenomenon, in the paper's table layout."""
+    from pllscore.errors import InputError
+    from pllscore.eval.runs import run_blimp
+
+    if data is None:
+        if not DEFAULT_BLIMP.is_dir():
+            raise InputError("pass --data with the folder of BLiMP <paradigm>.jsonl files")
+        data = DEFAULT_BLIMP
+    result = run_blimp(
+        model, data=data, metrics=metric or None, paradigms=paradigm or None, limit=limit, output=output,
+        device=device, dtype=dtype, progress=False if quiet else None,
+    )  # fmt: skip
+    typer.echo(_show(result.summary))
+    if output is not None:
+        typer.echo(
+            f"tables written to {output}/ (summary.csv, summary.md, summary.tex, paradigms.csv, pairs.parquet)",
+            err=True,
+        )
+
+
+def pairs_command(
+    file: Path = typer.Argument(..., help="A csv, tsv, jsonl or parquet table of minimal pairs."),
+    good: str = typer.Option(..., "--good", help="Column of the acceptable sentence."),
+    bad: str = typer.Option(..., "--bad", help="Column of the unacceptable sentence."),
+    group: str | None = typer.Option(None, "--group", help="Column to report accuracy by."),
+    model: list[str] = typer.Option(..., "--model", "-m", help="Masked or causal LM; repeatable."),
+    metric: list[str] | None = typer.Option(None, "--metric", help="Masked-LM metric(s) or all (default word-l2r)."),
+    output: Path | None = typer.Option(None, "-o", "--output", help="Folder for the tables (rows are added)."),
+    device: str = typer.Option("auto", "--device"),
+    dtype: str | None = typer.Option(None, "--dtype"),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
+) -> None:
+    """Accuracy on any minimal-pair data set: a pair is right when score(good) > score(bad)."""
+    from pllscore.eval.runs import run_pairs
+
+    result = run_pairs(
+        file, model, good=good, bad=bad, group=group, metrics=metric or None, output=output, device=device,
+        dtype=dtype, progress=False if quiet else None,
+    )  # fmt: skip
+    typer.echo(_show(result.summary))
+
+
+def _show(summary) -> str:  # type: ignore[no-untyped-def]
+    shown = summary.dropna(axis=1, how="all")
+    return str(shown.to_string(index=False, float_format=lambda x: f"{x:.1f}"))

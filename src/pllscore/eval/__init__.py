@@ -1,0 +1,1 @@
+"""Minimal-pair evaluation: generic pairs, and BLiMP as a data set of pairs."""

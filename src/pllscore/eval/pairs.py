@@ -1,0 +1,67 @@
+"""Minimal pairs: score each distinct sentence once per metric; a pair is right when good > bad.
+
+In: (good, bad) sentence columns of a table and one or more scorers.
+Out: one row per (pair, model, metric) with both scores and ``correct``; accuracies by group.
+Nothing here knows about BLiMP.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+__all__ = ["accuracy", "score_pairs"]
+
+
+def score_pairs(
+    scorer: Any,
+    pairs: Any,
+    *,
+    good: str = "sentence_good",
+    bad: str = "sentence_bad",
+    metrics: str | Sequence[str] | None = None,
+    progress: bool | None = None,
+) -> Any:
+    """Score a table of minimal pairs with one model.
+
+    Args:
+        scorer: a loaded :class:`~pllscore.MaskedScorer` or :class:`~pllscore.CausalScorer`.
+        pairs: a DataFrame with a good and a bad sentence per row (other columns are kept).
+        good, bad: the names of those two columns.
+        metrics: masked-LM metric(s) or ``"all"`` (default: the scorer's); ignored for causal LMs.
+        progress: progress bar (None: only on a terminal).
+
+    Returns:
+        A DataFrame: the pair columns, then ``model``, ``metric``, ``good_score``, ``bad_score``
+        (summed log-probabilities, nats) and ``correct`` (good > bad strictly; a tie is wrong).
+    """
+    import pandas as pd
+
+    sentences = list(dict.fromkeys([*pairs[good].tolist(), *pairs[bad].tolist()]))
+    where = {s: i for i, s in enumerate(sentences)}
+    if scorer.kind == "causal":
+        results = scorer.score(sentences, progress=progress)
+    else:
+        results = scorer.score(sentences, metric=metrics, progress=progress)
+    gi = np.array([where[s] for s in pairs[good]], dtype=np.int64)
+    bi = np.array([where[s] for s in pairs[bad]], dtype=np.int64)
+    frames = []
+    for metric in results.metrics:
+        totals = results.for_metric(metric).totals
+        block = pairs.reset_index(drop=True).copy()
+        block["model"] = scorer.name
+        block["metric"] = metric
+        block["good_score"] = totals[gi]
+        block["bad_score"] = totals[bi]
+        block["correct"] = block["good_score"] > block["bad_score"]
+        frames.append(block)
+    return pd.concat(frames, ignore_index=True)
+
+
+def accuracy(scored: Any, by: Sequence[str]) -> Any:
+    """Share of correct pairs per group of ``by`` columns (plus model and metric), with counts."""
+    keys = ["model", "metric", *by]
+    out = scored.groupby(keys, sort=False)["correct"].agg(accuracy="mean", n="size").reset_index()
+    return out
