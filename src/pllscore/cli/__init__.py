@@ -11,6 +11,7 @@ import sys
 
 import typer
 
+from pllscore.cli.diagnose import diagnose_command
 from pllscore.cli.evaluate import blimp_command, pairs_command
 from pllscore.cli.explain import explain_command
 from pllscore.cli.score import score_command
@@ -29,6 +30,7 @@ app.command("score")(score_command)
 app.command("explain")(explain_command)
 app.command("blimp")(blimp_command)
 app.command("pairs")(pairs_command)
+app.command("diagnose")(diagnose_command)
 
 
 @app.callback(invoke_without_command=True)

@@ -1,0 +1,161 @@
+"""``pllscore diagnose`` as one call: score the data, run every diagnostic, write tables and figures."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pllscore.errors import InputError
+
+__all__ = ["DATASETS", "Diagnosis", "run_diagnose"]
+
+#: named data sets: file beside the repository and its text column
+DATASETS = {
+    "eventsadapt": ("../shared/data/eventsadapt/EventsAdapt.csv", "Sentence"),
+    "brown": ("../shared/data/brown/brown_stimuli.csv", "sentence"),
+}
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    """All diagnostic results; ``summary`` has one row per (analysis, system)."""
+
+    output: Path | None
+    summary: Any
+    oov: dict[str, Any]
+    data: dict[str, Any]
+
+
+def _sentences(data: str, column: str | None, sample: int | None, seed: int) -> tuple[list[str], str]:
+    from pllscore.io.readers import read_input
+
+    path, default_col = DATASETS.get(data.lower(), (data, None))
+    if data.lower() in DATASETS and not os.path.isfile(path):
+        raise InputError(f"data set {data!r} expected at {path}; pass its file path instead")
+    table = read_input(path, column=column or default_col, skip_empty=True)
+    texts = list(dict.fromkeys(table.texts))
+    if sample is not None and sample < len(texts):
+        import numpy as np
+
+        pick = np.sort(np.random.default_rng(seed).choice(len(texts), size=sample, replace=False))
+        texts = [texts[i] for i in pick]
+    return texts, path
+
+
+def run_diagnose(
+    model: Any,
+    *,
+    data: str,
+    causal_model: Any = None,
+    column: str | None = None,
+    sample: int | None = None,
+    seed: int = 0,
+    metrics: Any = "all",
+    output: str | os.PathLike[str] | None = None,
+    device: str = "auto",
+    dtype: str | None = None,
+    progress: bool | None = None,
+) -> Diagnosis:
+    """Sentence length, word frequency, agreement with the causal LM, and OOV ratio.
+
+    Args:
+        model: a masked LM (name, folder or scorer); every metric in ``metrics`` is diagnosed.
+        data: ``"eventsadapt"``, ``"brown"``, or a text/table file (``column`` picks the text).
+        causal_model: a causal LM, diagnosed too and used for the agreement analysis.
+        sample: use this many distinct sentences, drawn at random with ``seed``.
+        output: folder for ``summary.csv/.md/.tex``, per-analysis data, figures and ``meta.json``.
+    """
+    import pandas as pd
+
+    import pllscore
+    from pllscore.analysis import diagnostics as dx
+    from pllscore.io.tables import write_tables
+
+    texts, source = _sentences(data, column, sample, seed)
+    mlm = model if isinstance(model, pllscore.Scorer) else pllscore.load(model, device=device, dtype=dtype)
+    if mlm.kind != "masked":
+        raise InputError(f"{mlm.name!r} is a causal LM; pass it as --causal-model and a masked LM as --model")
+    clm = None
+    if causal_model is not None:
+        clm = (
+            causal_model
+            if isinstance(causal_model, pllscore.Scorer)
+            else pllscore.load(causal_model, device=device, dtype=dtype)
+        )
+        if clm.kind != "causal":
+            raise InputError(f"{clm.name!r} is a masked LM; --causal-model needs a causal LM")
+    masked = mlm.score(texts, metric=metrics, progress=progress)
+    causal = clm.score(texts, progress=progress) if clm is not None else None
+
+    length_summary, length_data = dx.length(masked, causal)
+    words = dx.distinct_words(texts)
+    freq_summary, freq_data = dx.word_frequency(words, mlm, clm, metrics=masked.metrics, progress=progress)
+    parts = [length_summary, freq_summary]
+    data_frames = {"length": length_data, "frequency": freq_data}
+    if causal is not None:
+        agree_summary, agree_data = dx.agreement(masked, causal)
+        parts.append(agree_summary)
+        data_frames["agreement"] = agree_data
+    summary = pd.concat(parts, ignore_index=True)
+    oov = {"model": mlm.name, **dx.oov_ratio(mlm.tokenizer, texts)}
+    if clm is not None:
+        oov_c = {"model": clm.name, **dx.oov_ratio(clm.tokenizer, texts)}
+    out = None
+    if output is not None:
+        from pllscore.plotting.diagnostics import scatter_panels
+
+        out = Path(output)
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise InputError(f"cannot create output folder {os.fspath(out)!r}: {e.strerror}") from None
+        write_tables(summary.round(4), out / "summary", digits=3)
+        oov_frame = pd.DataFrame([oov] + ([oov_c] if clm is not None else []))
+        write_tables(oov_frame, out / "oov", digits=3)
+        for name, frame in data_frames.items():
+            frame.to_csv(out / f"{name}.csv", index=False)
+        scatter_panels(length_data, "n_tokens", "neg_score", xlabel="tokens", ylabel="− score (nats)",
+                       title="Sentence length vs negative score", path=out / "length.png")  # fmt: skip
+        for ctx in dx.CONTEXTS:
+            sub = freq_data[(freq_data["context"] == ctx) & (freq_data["zipf"] > 0)]
+            scatter_panels(sub, "zipf", "score", xlabel="Zipf frequency (wordfreq)", ylabel="word score (nats)",
+                           title=f"Word frequency vs word score, context '{dx.CONTEXTS[ctx].format('___')}'",
+                           path=out / f"frequency-{ctx}.png")  # fmt: skip
+        if "agreement" in data_frames:
+            scatter_panels(data_frames["agreement"], "clm_score", "mlm_score", xlabel="causal LM score (nats)",
+                           ylabel="masked LM score (nats)", title="Agreement with the causal LM",
+                           path=out / "agreement.png")  # fmt: skip
+        _record(out, mlm, clm, source, len(texts), len(words), sample, seed, list(masked.metrics))
+    return Diagnosis(out, summary, oov, data_frames)
+
+
+def _record(
+    out: Path, mlm: Any, clm: Any, source: str, n: int, n_words: int, sample: Any, seed: int, metrics: list[str]
+) -> None:
+    import torch
+    import transformers
+
+    from pllscore import __version__
+    from pllscore.analysis.diagnostics import CONTEXTS, FREQUENCY_MEASURE
+
+    meta = {
+        "kind": "diagnose",
+        "command": " ".join(["pllscore", *sys.argv[1:]]) if Path(sys.argv[0]).name.startswith("pllscore") else None,
+        "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "data": source,
+        "sentences": n,
+        "distinct_words": n_words,
+        "sample": sample,
+        "seed": seed,
+        "metrics": metrics,
+        "models": [{"name": s.name, "revision": s.revision, "kind": s.kind} for s in (mlm, clm) if s is not None],
+        "frequency_measure": FREQUENCY_MEASURE,
+        "contexts": CONTEXTS,
+        "versions": {"pllscore": __version__, "torch": torch.__version__, "transformers": transformers.__version__},
+    }
+    (out / "meta.json").write_text(json.dumps(meta, indent=2, default=str) + "\n")
