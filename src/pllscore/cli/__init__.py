@@ -14,6 +14,7 @@ import typer
 from pllscore.cli.diagnose import diagnose_command
 from pllscore.cli.evaluate import blimp_command, pairs_command
 from pllscore.cli.explain import explain_command
+from pllscore.cli.report import report_command
 from pllscore.cli.score import score_command
 from pllscore.errors import PllscoreError
 
@@ -31,6 +32,7 @@ app.command("explain")(explain_command)
 app.command("blimp")(blimp_command)
 app.command("pairs")(pairs_command)
 app.command("diagnose")(diagnose_command)
+app.command("report")(report_command)
 
 
 @app.callback(invoke_without_command=True)

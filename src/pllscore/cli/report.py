@@ -1,0 +1,20 @@
+"""``pllscore report``: one HTML page (and Markdown) from blimp/pairs/diagnose output folders."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+
+def report_command(
+    folders: list[Path] = typer.Argument(..., help="Output folders of pllscore blimp, pairs or diagnose."),
+    output: Path = typer.Option(
+        Path("report.html"), "-o", "--output", help="The HTML file (a .md is written beside it)."
+    ),
+) -> None:
+    """Write a self-contained HTML report with tables, figures, commands and versions."""
+    from pllscore.report import make_report
+
+    html_path, md_path = make_report(folders, output)
+    typer.echo(f"report written to {html_path} and {md_path}", err=True)
