@@ -39,7 +39,8 @@ def _scorers(models: Sequence[Any], device: str, dtype: str | None) -> list[Any]
 
     if not models:
         raise InputError("no model given; pass --model (repeatable)")
-    return [m if isinstance(m, pllscore.Scorer) else pllscore.load(m, device=device, dtype=dtype) for m in models]
+    # anything that is not a name or a path is taken to be a scorer already
+    return [pllscore.load(m, device=device, dtype=dtype) if isinstance(m, (str, os.PathLike)) else m for m in models]
 
 
 def _label(scorer: Any) -> str:
