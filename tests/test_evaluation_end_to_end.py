@@ -16,8 +16,9 @@ BLIMP = SHARED.parent / "data" / "blimp"
 
 def test_blimp_diagnose_report(tmp_path):
     bl, dg, rep = tmp_path / "blimp", tmp_path / "diag", tmp_path / "report.html"
+    paradigms = ["--paradigm", "anaphor_number_agreement", "--paradigm", "determiner_noun_agreement_1"]
     done = run("blimp", "-m", str(TINY_BERT), "-m", str(TINY_GPT2), "--metric", "word-l2r", "--data", str(BLIMP),
-               "--paradigm", "anaphor_number_agreement", "--paradigm", "determiner_noun_agreement_1", "-o", str(bl), "-q")  # fmt: skip
+               *paradigms, "-o", str(bl), "-q")  # fmt: skip
     assert done.returncode == 0, done.stderr
     summary = pd.read_csv(bl / "summary.csv")
     assert summary[["model", "metric"]].values.tolist() == [["tiny-bert-cased", "word-l2r"], ["tiny-gpt2", "causal"]]

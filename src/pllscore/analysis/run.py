@@ -14,11 +14,19 @@ from pllscore.errors import InputError
 
 __all__ = ["DATASETS", "Diagnosis", "run_diagnose"]
 
-#: named data sets: file beside the repository and its text column
+#: named data sets: file under shared/data and its text column
 DATASETS = {
-    "eventsadapt": ("../shared/data/eventsadapt/EventsAdapt.csv", "Sentence"),
-    "brown": ("../shared/data/brown/brown_stimuli.csv", "sentence"),
+    "eventsadapt": ("eventsadapt/EventsAdapt.csv", "Sentence"),
+    "brown": ("brown/brown_stimuli.csv", "sentence"),
 }
+
+
+def shared_data(relative: str) -> Path:
+    """``shared/data/<relative>`` beside the working directory, else beside the source checkout."""
+    for root in (Path("..") / "shared" / "data", Path(__file__).resolve().parents[3].parent / "shared" / "data"):
+        if (root / relative).exists():
+            return root / relative
+    return Path("..") / "shared" / "data" / relative
 
 
 @dataclass(frozen=True)
@@ -34,9 +42,13 @@ class Diagnosis:
 def _sentences(data: str, column: str | None, sample: int | None, seed: int) -> tuple[list[str], str]:
     from pllscore.io.readers import read_input
 
-    path, default_col = DATASETS.get(data.lower(), (data, None))
-    if data.lower() in DATASETS and not os.path.isfile(path):
-        raise InputError(f"data set {data!r} expected at {path}; pass its file path instead")
+    if data.lower() in DATASETS:
+        relative, default_col = DATASETS[data.lower()]
+        path = os.fspath(shared_data(relative))
+        if not os.path.isfile(path):
+            raise InputError(f"data set {data!r} expected at {path}; pass its file path instead")
+    else:
+        path, default_col = data, None
     table = read_input(path, column=column or default_col, skip_empty=True)
     texts = list(dict.fromkeys(table.texts))
     if sample is not None and sample < len(texts):

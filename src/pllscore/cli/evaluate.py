@@ -6,8 +6,6 @@ from pathlib import Path
 
 import typer
 
-DEFAULT_BLIMP = Path("../shared/data/blimp")
-
 
 def blimp_command(
     model: list[str] = typer.Option(..., "--model", "-m", help="Masked or causal LM; repeatable (rows of one table)."),
@@ -25,9 +23,11 @@ def blimp_command(
     from pllscore.eval.runs import run_blimp
 
     if data is None:
-        if not DEFAULT_BLIMP.is_dir():
+        from pllscore.analysis.run import shared_data
+
+        data = shared_data("blimp")
+        if not data.is_dir():
             raise InputError("pass --data with the folder of BLiMP <paradigm>.jsonl files")
-        data = DEFAULT_BLIMP
     result = run_blimp(
         model, data=data, metrics=metric or None, paradigms=paradigm or None, limit=limit, output=output,
         device=device, dtype=dtype, progress=False if quiet else None,
