@@ -8,9 +8,7 @@ the same in every run, a resumed output is identical to an uninterrupted one.
 
 from __future__ import annotations
 
-import datetime as _dt
 import os
-import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -19,6 +17,7 @@ from typing import Any, TextIO
 from pllscore.errors import InputError, InputTooLongError, PllscoreError
 from pllscore.io.readers import InputTable, read_input
 from pllscore.io.writers import ResumableWriter, StreamWriter, output_format
+from pllscore.provenance import now
 
 __all__ = ["Interrupted", "ScoreSummary", "score_file"]
 
@@ -55,11 +54,8 @@ def _short(rows: list[int]) -> str:
 
 
 def provenance(scorer: Any, metrics: Sequence[str]) -> dict[str, Any]:
-    """Model, revision, metrics and library versions of a run."""
-    import torch
-    import transformers
-
-    from pllscore import __version__
+    """Model, revision, metrics, command and library versions of a run."""
+    from pllscore.provenance import command_line, versions
 
     return {
         "model": scorer.name,
@@ -68,10 +64,8 @@ def provenance(scorer: Any, metrics: Sequence[str]) -> dict[str, Any]:
         "metrics": list(metrics),
         "dtype": str(next(scorer.model.parameters()).dtype).removeprefix("torch."),
         "device": str(scorer.device),
-        "pllscore": __version__,
-        "torch": torch.__version__,
-        "transformers": transformers.__version__,
-        "python": sys.version.split()[0],
+        "command": command_line(),
+        **versions(),
     }
 
 
@@ -172,7 +166,7 @@ def score_file(
         "surprisal": bool(surprisal),
         "skip_empty": bool(skip_empty),
         "chunk_size": chunk_size,
-        "started": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "started": now(),
         **provenance(scorer, chosen),
     }
     writer: ResumableWriter | StreamWriter

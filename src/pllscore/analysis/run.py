@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import datetime as _dt
 import json
 import os
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -149,25 +147,22 @@ def run_diagnose(
 def _record(
     out: Path, mlm: Any, clm: Any, source: str, n: int, n_words: int, sample: Any, seed: int, metrics: list[str]
 ) -> None:
-    import torch
-    import transformers
-
-    from pllscore import __version__
     from pllscore.analysis.diagnostics import CONTEXTS, FREQUENCY_MEASURE
+    from pllscore.provenance import command_line, model_record, now, versions
 
     meta = {
         "kind": "diagnose",
-        "command": " ".join(["pllscore", *sys.argv[1:]]) if Path(sys.argv[0]).name.startswith("pllscore") else None,
-        "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "command": command_line(),
+        "date": now(),
         "data": source,
         "sentences": n,
         "distinct_words": n_words,
         "sample": sample,
         "seed": seed,
         "metrics": metrics,
-        "models": [{"name": s.name, "revision": s.revision, "kind": s.kind} for s in (mlm, clm) if s is not None],
+        "models": [model_record(s) for s in (mlm, clm) if s is not None],
         "frequency_measure": FREQUENCY_MEASURE,
         "contexts": CONTEXTS,
-        "versions": {"pllscore": __version__, "torch": torch.__version__, "transformers": transformers.__version__},
+        "versions": versions(),
     }
     (out / "meta.json").write_text(json.dumps(meta, indent=2, default=str) + "\n")

@@ -7,10 +7,8 @@ and metric run again replace their old rows), so several models end up in one ta
 
 from __future__ import annotations
 
-import datetime as _dt
 import json
 import os
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -77,18 +75,15 @@ def _merge(output: Path | None, kind: str, scored: Any) -> Any:
 
 
 def _record(output: Path, kind: str, run: dict[str, Any], scorers: list[Any]) -> None:
-    import torch
-    import transformers
-
-    from pllscore import __version__
+    from pllscore.provenance import command_line, model_record, now, versions
 
     meta_file = output / "meta.json"
     meta = json.loads(meta_file.read_text()) if meta_file.exists() else {"kind": kind, "runs": []}
     run.update(
-        command=" ".join(["pllscore", *sys.argv[1:]]) if Path(sys.argv[0]).name.startswith("pllscore") else None,
-        date=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-        models=[{"name": s.name, "label": _label(s), "revision": s.revision, "kind": s.kind} for s in scorers],
-        versions={"pllscore": __version__, "torch": torch.__version__, "transformers": transformers.__version__},
+        command=command_line(),
+        date=now(),
+        models=[{**model_record(s), "label": _label(s)} for s in scorers],
+        versions=versions(),
     )
     meta["runs"].append(run)
     meta_file.write_text(json.dumps(meta, indent=2, default=str) + "\n")
