@@ -37,6 +37,7 @@ __all__ = [
     "explain",
     "load",
     "score",
+    "score_dataset",
     "score_file",
     "to_frame",
 ]
@@ -52,10 +53,12 @@ _LAZY = {
     "ScoreSummary": "pllscore.scorefile",
     "Interrupted": "pllscore.scorefile",
     "explain": "pllscore.explanation",
+    "score_dataset": "pllscore.distributed.ray",
     "Explanation": "pllscore.explanation",
 }
 
 if TYPE_CHECKING:
+    from pllscore.distributed.ray import score_dataset
     from pllscore.explanation import Explanation, explain
     from pllscore.scorefile import Interrupted, ScoreSummary, score_file
     from pllscore.scorer import CausalScorer, MaskedScorer, Scorer, load, score

@@ -37,11 +37,32 @@ def score_command(
     progress: bool = typer.Option(
         False, "--progress", help="Show the progress bar even when stderr is not a terminal."
     ),
+    engine: str = typer.Option("local", "--engine", help="local, or ray to score on a Ray cluster (-o is a folder)."),
+    address: str | None = typer.Option(None, "--address", help="Ray: auto, or ray://HOST:PORT (default: local Ray)."),
+    workers: int | None = typer.Option(None, "--workers", help="Ray: number of model actors."),
+    gpus_per_worker: float = typer.Option(0, "--gpus-per-worker", help="Ray: GPUs per actor."),
+    block_rows: int = typer.Option(1024, "--block-rows", help="Ray: input rows per block and output shard."),
 ) -> None:
     """Score texts with a masked LM (PLL) or a causal LM (log-likelihood)."""
     from pllscore.errors import InputError
     from pllscore.scorefile import score_file
 
+    if engine not in ("local", "ray"):
+        raise InputError(f"unknown engine {engine!r}; choose local or ray")
+    if engine == "ray":
+        from pllscore.distributed.ray import score_dataset
+
+        if input is None or output is None:
+            raise InputError("--engine ray needs INPUT (files, a folder or a glob) and -o OUT_DIR")
+        ray_summary = score_dataset(
+            input, output, model=model, metrics=metric or None, level=level, column=column, id_column=id_column,
+            base=base, surprisal=surprisal, skip_empty=skip_empty, address=address, workers=workers,
+            gpus_per_worker=gpus_per_worker, block_rows=block_rows, device=device, dtype=dtype,
+            max_tokens=max_tokens, resume=resume, force=force,
+        )  # fmt: skip
+        if not quiet:
+            typer.echo(ray_summary.line(), err=True)
+        return
     if text and input is not None:
         raise InputError("give either an INPUT file or --text, not both")
     if not text and input is None:

@@ -1,0 +1,349 @@
+"""Score corpora on a Ray cluster with Ray Data: one model per actor, sharded Parquet, resumable.
+
+The driver reads every input through Ray Data (``read_text``/``read_csv``/``read_json``/
+``read_parquet``) in file order and cuts it into fixed blocks of ``block_rows`` rows, so block
+``k`` and its row ids are the same in every run. An actor pool (``map_batches`` with a class,
+one model loaded per actor) scores each block with the local engine and writes
+``part-<k>.parquet`` atomically. Ray restarts an actor that dies and retries its block; a
+rerun into the same folder skips blocks whose shard is already there.
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pllscore.errors import InputError, PllscoreError
+
+__all__ = ["RaySummary", "score_dataset"]
+
+_SUFFIXES = {".txt": "txt", ".text": "txt", ".csv": "csv", ".tsv": "tsv", ".jsonl": "jsonl", ".json": "jsonl",
+             ".ndjson": "jsonl", ".parquet": "parquet", ".pq": "parquet"}  # fmt: skip
+# failure injection for tests, "<block>:<text in the output folder's name>": the actor that first
+# meets that block of such an output exits at once, as a crashed worker would
+_DIE_AT = "PLLSCORE_RAY_TEST_DIE_AT_BLOCK"
+
+
+@dataclass
+class RaySummary:
+    """What a :func:`score_dataset` run did."""
+
+    output: str
+    rows: int
+    blocks: int
+    blocks_done_before: int
+    seconds: float
+    retried_blocks: int
+    files: list[str] = field(default_factory=list)
+
+    def line(self) -> str:
+        scored = self.blocks - self.blocks_done_before
+        rate = f"{self.rows / self.seconds:.1f} rows/s" if self.seconds > 0 else ""
+        return (
+            f"ray: {self.rows} rows in {len(self.files)} file(s), {scored} of {self.blocks} blocks scored "
+            f"({self.blocks_done_before} already done), {self.seconds:.1f} s, {rate}, "
+            f"{self.retried_blocks} block(s) retried after failures -> {self.output}/"
+        )
+
+
+def _ray() -> Any:
+    try:
+        import ray
+    except ImportError:
+        raise InputError("the ray engine needs Ray: pip install 'pllscore[ray]'") from None
+    return ray
+
+
+def expand_inputs(inputs: str | os.PathLike[str] | Sequence[str | os.PathLike[str]]) -> list[str]:
+    """Files from paths, folders (their known text/table files, recursively) and globs; sorted."""
+    items = [inputs] if isinstance(inputs, (str, os.PathLike)) else list(inputs)
+    files: list[str] = []
+    for item in items:
+        name = os.fspath(item)
+        if os.path.isdir(name):
+            found = [str(p) for p in Path(name).rglob("*") if p.is_file() and p.suffix.lower() in _SUFFIXES]
+            if not found:
+                raise InputError(f"folder {name!r} holds no .txt/.csv/.tsv/.jsonl/.parquet files")
+            files += found
+        elif any(c in name for c in "*?["):
+            found = [f for f in glob.glob(name, recursive=True) if os.path.isfile(f)]
+            if not found:
+                raise InputError(f"no file matches {name!r}")
+            files += found
+        elif os.path.isfile(name):
+            files.append(name)
+        else:
+            raise InputError(f"input {name!r} not found; give files, folders or globs")
+    for f in files:
+        if Path(f).suffix.lower() not in _SUFFIXES:
+            raise InputError(f"cannot tell the format of {f!r}; use .txt, .csv, .tsv, .jsonl or .parquet files")
+    return sorted(dict.fromkeys(os.path.abspath(f) for f in files))
+
+
+def _read(ray: Any, path: str) -> tuple[Any, str]:
+    kind = _SUFFIXES[Path(path).suffix.lower()]
+    if kind == "txt":
+        return ray.data.read_text(path, drop_empty_lines=False), kind
+    if kind in ("csv", "tsv"):
+        import pyarrow.csv as pacsv
+
+        opts = pacsv.ParseOptions(delimiter="," if kind == "csv" else "\t")
+        return ray.data.read_csv(path, parse_options=opts), kind
+    if kind == "jsonl":
+        return ray.data.read_json(path, lines=True), kind
+    return ray.data.read_parquet(path), kind
+
+
+def _shard(out: Path, block: int) -> Path:
+    return out / f"part-{block:06d}.parquet"
+
+
+class _BlockScorer:
+    """Ray Data actor: loads the model once, then scores whole blocks and writes their shards."""
+
+    def __init__(self, model: str, load: dict[str, Any], settings: dict[str, Any], out: str, threads: int) -> None:
+        import torch
+
+        import pllscore
+
+        if threads > 0:
+            torch.set_num_threads(threads)
+        self.scorer = pllscore.load(model, **load)
+        self.settings, self.out = settings, Path(out)
+
+    def __call__(self, batch: Any) -> Any:
+        import pandas as pd
+
+        return pd.DataFrame([self._block(int(b), g) for b, g in batch.groupby("_block", sort=True)])
+
+    def _block(self, block: int, frame: Any) -> dict[str, Any]:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        from pllscore.io.readers import InputTable
+        from pllscore.scorefile import _rows, provenance
+
+        attempts = self.out / "_attempts"
+        attempts.mkdir(exist_ok=True)
+        attempt = len(list(attempts.glob(f"{block}.*"))) + 1
+        (attempts / f"{block}.{attempt}").touch()
+        die_block, _, die_dir = os.environ.get(_DIE_AT, "").partition(":")
+        if die_block == str(block) and die_dir and die_dir in self.out.name and attempt == 1:
+            os._exit(1)
+        s = self.settings
+        t0 = time.perf_counter()
+        rows = frame["row"].tolist()
+        data = frame.drop(columns=["_block", "row"]).reset_index(drop=True)
+        table = InputTable(
+            source=s["source"], frame=data, column=s["column"], rows=rows, lines=[None] * len(rows), skipped=[]
+        )
+        metrics = s["metrics"]
+        kwargs = {} if self.scorer.kind == "causal" else {"metric": metrics}
+        try:
+            results = self.scorer.score(table.texts, progress=False, **kwargs)
+        except PllscoreError as e:
+            index = getattr(e, "index", None)
+            where = f"row {rows[index]} " if index is not None else ""
+            raise InputError(f"{where}(block {block}): {e}") from None
+        out = _rows(results, table, 0, len(rows), s["level"], s["id_column"], s["base"], s["surprisal"])
+        meta = {
+            **{k: v for k, v in s.items() if k != "source"},
+            **provenance(self.scorer, results.metrics),
+            "block": block,
+        }
+        arrow = pa.Table.from_pandas(out, preserve_index=False)
+        arrow = arrow.replace_schema_metadata(
+            {**(arrow.schema.metadata or {}), b"pllscore": json.dumps(meta, default=str).encode()}
+        )
+        tmp = self.out / f".part-{block:06d}.parquet.tmp"
+        pq.write_table(arrow, tmp)
+        os.replace(tmp, _shard(self.out, block))
+        return {"block": block, "rows": len(rows), "seconds": time.perf_counter() - t0, "attempt": attempt,
+                "provenance": json.dumps(provenance(self.scorer, results.metrics), default=str)}  # fmt: skip
+
+
+def score_dataset(
+    inputs: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
+    output_dir: str | os.PathLike[str],
+    *,
+    model: str,
+    metrics: str | Sequence[str] | None = None,
+    level: str = "sentence",
+    column: str | None = None,
+    id_column: str | None = None,
+    base: float | str = "e",
+    surprisal: bool = False,
+    skip_empty: bool = False,
+    address: str | None = None,
+    workers: int | None = None,
+    cpus_per_worker: int = 1,
+    gpus_per_worker: float = 0,
+    block_rows: int = 1024,
+    device: str = "auto",
+    dtype: str | None = None,
+    max_tokens: int | None = None,
+    resume: bool = False,
+    force: bool = False,
+) -> RaySummary:
+    """Score files, folders or globs on a Ray cluster; write sharded Parquet into ``output_dir``.
+
+    Args:
+        inputs: .txt/.csv/.tsv/.jsonl/.parquet files, folders of them, or globs.
+        output_dir: the folder for ``part-<block>.parquet`` shards and ``_meta.json``.
+        model: a Hub name or a folder every worker can read.
+        metrics, level, column, id_column, base, surprisal, skip_empty: as for :func:`pllscore.score_file`.
+        address: ``None`` starts (or joins) a local Ray; ``"auto"`` joins the running cluster;
+            ``"ray://host:10001"`` a remote one.
+        workers: actors (one model each); default: as many as the cluster's CPUs allow.
+        cpus_per_worker, gpus_per_worker: resources per actor.
+        block_rows: input rows per block (the unit of work, of resume and of output shards).
+        resume: skip blocks whose shard exists; force: delete an existing output first.
+
+    Returns:
+        A summary: rows, blocks, seconds, retried blocks. Output columns are those of a local
+        ``score_file`` run, ``row`` being the row's index over all input files in sorted order.
+    """
+    ray = _ray()
+    import pandas as pd
+
+    from pllscore.io.readers import _pick_column
+    from pllscore.metrics import resolve_metrics
+    from pllscore.provenance import command_line, now
+
+    if level not in ("sentence", "word", "token"):
+        raise InputError(f"unknown level {level!r}; choose sentence, word or token")
+    if block_rows < 1:
+        raise InputError(f"block_rows must be positive, got {block_rows}")
+    files = expand_inputs(inputs)
+    out = Path(output_dir)
+    kind = _model_kind(model)
+    if kind == "causal" and metrics:
+        raise InputError(f"{model!r} is a causal LM, scored by its log-likelihood; drop the metric option")
+    chosen = ["causal"] if kind == "causal" else list(resolve_metrics(metrics or "word-l2r"))
+    settings = {
+        "inputs": files, "level": level, "column": column, "id_column": id_column, "base": base,
+        "surprisal": bool(surprisal), "skip_empty": bool(skip_empty), "block_rows": block_rows, "model": model,
+        "metrics": chosen, "dtype": dtype,
+    }  # fmt: skip
+    meta_file = out / "_meta.json"
+    if out.exists() and any(out.iterdir()):
+        if force:
+            import shutil
+
+            shutil.rmtree(out)
+        elif not resume:
+            raise InputError(f"output folder {os.fspath(out)!r} is not empty; pass --resume to continue it or --force")
+        else:
+            old = json.loads(meta_file.read_text()) if meta_file.exists() else {}
+            for key, value in settings.items():
+                if old.get(key) != value:
+                    raise InputError(
+                        f"cannot resume {os.fspath(out)!r}: it was made with {key}={old.get(key)!r}, this run has "
+                        f"{key}={value!r}; rerun with the same options or use --force"
+                    )
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise InputError(f"cannot create output folder {os.fspath(out)!r}: {e.strerror}") from None
+    meta = {**settings, "engine": "ray", "started": now(), "command": command_line(), "status": "running"}
+    meta_file.write_text(json.dumps(meta, indent=2, default=str) + "\n")
+
+    if not ray.is_initialized():
+        ray.init(address=address, ignore_reinit_error=True, log_to_driver=False)
+    ctx = ray.data.DataContext.get_current()
+    ctx.execution_options.preserve_order = True  # blocks and row ids follow file order
+
+    t0 = time.perf_counter()
+    todo, manifest, offset, block = [], [], 0, 0
+    text_col: str | None = None
+    for path in files:
+        ds, kind_f = _read(ray, path)
+        for batch in ds.iter_batches(batch_size=block_rows, batch_format="pandas"):
+            frame = batch.drop(columns=[c for c in ("path",) if c in batch.columns and c not in (column,)])
+            col = _pick_column(frame, column, path, kind_f)
+            text_col = text_col or col
+            if kind_f in ("csv", "tsv"):  # as the local reader does: every cell is text
+                frame = frame.astype(object).where(frame.notna(), "").astype(str)
+            frame = frame.rename(columns={col: col})
+            rows = list(range(offset, offset + len(frame)))
+            texts = frame[col]
+            bad = [i for i, t in enumerate(texts) if not isinstance(t, str) or not t.strip()]
+            if bad and not skip_empty:
+                raise InputError(
+                    f"{path} has empty or whitespace-only texts (rows {', '.join(str(rows[i]) for i in bad[:10])}); "
+                    "remove them or pass --skip-empty"
+                )
+            keep = [i for i in range(len(frame)) if i not in set(bad)]
+            frame = frame.iloc[keep].reset_index(drop=True)
+            frame.insert(0, "row", [rows[i] for i in keep])
+            frame.insert(0, "_block", block)
+            manifest.append({"block": block, "file": path, "first_row": offset, "rows": len(rows), "scored": len(keep)})
+            if len(frame) and not _shard(out, block).exists():
+                todo.append(frame)
+            offset += len(rows)
+            block += 1
+    settings_actor = {"source": ",".join(files), "column": text_col, "level": level, "id_column": id_column,
+                      "base": base, "surprisal": bool(surprisal), "metrics": chosen}  # fmt: skip
+    done_before = block - len(todo) - sum(1 for m in manifest if m["scored"] == 0)
+    summaries = pd.DataFrame(columns=["block", "rows", "seconds", "attempt", "provenance"])
+    if todo:
+        cluster_cpus = int(ray.cluster_resources().get("CPU", 1))
+        n_workers = workers or max(1, min(len(todo), cluster_cpus // max(cpus_per_worker, 1)))
+        load = {"device": "cuda" if gpus_per_worker else device, "dtype": dtype, "max_tokens": max_tokens}
+        result = ray.data.from_pandas(todo).map_batches(
+            _BlockScorer,
+            batch_size=None,  # one whole input block per call
+            batch_format="pandas",
+            concurrency=n_workers,
+            num_cpus=cpus_per_worker,
+            num_gpus=gpus_per_worker or None,
+            fn_constructor_kwargs={
+                "model": model,
+                "load": load,
+                "settings": settings_actor,
+                "out": str(out),
+                "threads": cpus_per_worker,
+            },  # fmt: skip
+            max_restarts=4,  # an actor that dies is restarted and its block retried
+            max_task_retries=4,
+        )
+        try:
+            summaries = result.to_pandas()
+        except Exception as e:  # Ray wraps errors raised in actors; surface ours as one line
+            cause = getattr(e, "cause", None)
+            if isinstance(cause, PllscoreError):
+                raise InputError(str(cause)) from None
+            raise
+    missing = [m["block"] for m in manifest if m["scored"] and not _shard(out, m["block"]).exists()]
+    if missing:
+        raise PllscoreError(f"blocks {missing[:10]} have no output shard after the run; rerun with --resume")
+    seconds = time.perf_counter() - t0
+    retried = int((summaries["attempt"].astype(int) > 1).sum()) if len(summaries) else 0
+    meta.update(
+        status="complete", finished=now(), manifest=manifest, rows=offset,
+        provenance=json.loads(summaries["provenance"].iloc[0]) if len(summaries) else meta.get("provenance"),
+        summary={
+            "blocks": block, "blocks_done_before": done_before, "seconds": round(seconds, 3), "retried_blocks": retried,
+        },
+    )  # fmt: skip
+    meta_file.write_text(json.dumps(meta, indent=2, default=str) + "\n")
+    return RaySummary(os.fspath(out), offset, block, done_before, seconds, retried, files)
+
+
+def _model_kind(model: str) -> str | None:
+    """Masked or causal, from the config alone (the driver never loads weights)."""
+    from transformers import AutoConfig
+
+    from pllscore.engine.loading import _not_found, detect_kind
+
+    try:
+        config = AutoConfig.from_pretrained(model)
+    except (OSError, ValueError, KeyError) as e:
+        raise _not_found(model, e) from e
+    return detect_kind(config)
