@@ -28,7 +28,7 @@ class InputTooLongError(InputError):
         self.index, self.n_tokens, self.limit = index, n_tokens, limit
         super().__init__(
             f"text {index} is {n_tokens} tokens long (special tokens included) but the model "
-            f"allows at most {limit}; shorten or split it"
+            f"allows at most {limit}; shorten or split it, or score it in windows with long='window'"
         )
 
 

@@ -91,6 +91,8 @@ def score_file(
     progress: bool | None = None,
     chunk_size: int = DEFAULT_CHUNK,
     stream: TextIO | None = None,
+    long: str = "error",
+    stride: int | None = None,
 ) -> ScoreSummary:
     """Score every text of a file and write the scores, one column per metric.
 
@@ -114,6 +116,8 @@ def score_file(
         progress: progress bar on stderr (None: only when stderr is a terminal).
         chunk_size: input rows scored and written at a time.
         stream: where output goes when ``output`` is None (default stdout).
+        long: ``"error"`` or ``"window"`` for texts longer than the model allows (see :func:`pllscore.load`).
+        stride: a causal model's window step in ``"window"`` mode.
 
     Raises:
         Interrupted: on Ctrl-C, after recording progress; rerun with ``resume=True``.
@@ -153,7 +157,7 @@ def score_file(
         chosen: tuple[str, ...] = ("causal",)
     else:
         chosen = scorer.metric if metrics is None or metrics == [] else resolve_metrics(metrics)
-    _check_all(scorer, table)
+    _check_all(scorer, table, long)
 
     meta = {
         "input": os.path.abspath(table.source) if table.source != "<stdin>" else "<stdin>",
@@ -166,6 +170,7 @@ def score_file(
         "surprisal": bool(surprisal),
         "skip_empty": bool(skip_empty),
         "chunk_size": chunk_size,
+        "long": long,
         "started": now(),
         **provenance(scorer, chosen),
     }
@@ -188,7 +193,7 @@ def score_file(
             hi = min(lo + chunk_size, n)
             texts = table.texts[lo:hi]
             kwargs = {} if scorer.kind == "causal" else {"metric": list(chosen)}
-            results = scorer.score(texts, progress=False, **kwargs)
+            results = scorer.score(texts, progress=False, long=long, **kwargs)
             frame = _rows(results, table, lo, hi, level, id_column, log_base, surprisal)
             writer.append(frame, hi)
             bar.update(hi - lo)
@@ -222,18 +227,18 @@ def _base(base: float | str) -> float:
     return value
 
 
-def _check_all(scorer: Any, table: InputTable) -> None:
+def _check_all(scorer: Any, table: InputTable, long: str) -> None:
     """Fail before any scoring if some text is too long: an error after hours of work helps nobody."""
     step = 4096
     texts = table.texts
     for lo in range(0, len(texts), step):
         try:
-            scorer.check(texts[lo : lo + step])
+            scorer.check(texts[lo : lo + step], long=long)
         except InputTooLongError as e:
             i = lo + e.index
             raise InputError(
                 f"{table.where(i)} is {e.n_tokens} tokens long (special tokens included) but the model allows "
-                f"at most {e.limit}; shorten or split it"
+                f"at most {e.limit}; shorten or split it, or score it in windows with --long window"
             ) from None
         except InputError as e:
             raise InputError(f"{table.source}: {e}") from None

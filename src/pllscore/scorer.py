@@ -19,8 +19,9 @@ from pllscore.engine.loading import Kind, detect_kind, load_pretrained, max_inpu
 from pllscore.engine.masked import MaskedEngine
 from pllscore.errors import InputError, InputTooLongError, ModelError
 from pllscore.metrics import DEFAULT_METRIC, resolve_metrics
-from pllscore.plan.align import Alignment, Span, align, restrict
+from pllscore.plan.align import Alignment, Span, align, only, restrict
 from pllscore.plan.masks import build_plan
+from pllscore.plan.windows import causal_windows, centred_starts
 from pllscore.results import Results, SentenceScore
 
 __all__ = ["CausalScorer", "MaskedScorer", "Scorer", "load", "score"]
@@ -35,6 +36,10 @@ class _Encoded:
     pieces: list[str]
     offsets: list[Span]
     alignment: Alignment
+    word_ids: list[int | None]
+
+
+_LONG = ("error", "window")
 
 
 def _model_kind(model: Any) -> Kind | None:
@@ -44,6 +49,12 @@ def _model_kind(model: Any) -> Kind | None:
     if name.endswith(("ForCausalLM", "LMHeadModel")):
         return "causal"
     return detect_kind(model.config)
+
+
+def _check_long(long: str) -> str:
+    if long not in _LONG:
+        raise InputError(f"unknown long-input mode {long!r}; use 'error' (default) or 'window'")
+    return long
 
 
 def _check_texts(texts: str | Iterable[str]) -> list[str]:
@@ -76,6 +87,7 @@ class Scorer:
         name: str | None = None,
         revision: str | None = None,
         max_tokens: int | None = None,
+        long: str = "error",
     ) -> None:
         actual = _model_kind(model)
         if actual is not None and actual != self.kind:
@@ -100,6 +112,7 @@ class Scorer:
             (i for i in (tokenizer.pad_token_id, tokenizer.eos_token_id, tokenizer.unk_token_id) if i is not None), 0
         )
         self._vocab_size = int(model.config.vocab_size)
+        self.long = _check_long(long)
 
     @property
     def device(self) -> torch.device:
@@ -109,7 +122,9 @@ class Scorer:
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.name!r}, device={self.device}, max_tokens={self.max_tokens})"
 
-    def _tokenize(self, texts: list[str], *, add_special_tokens: bool, prefix: int | None = None) -> list[_Encoded]:
+    def _tokenize(
+        self, texts: list[str], *, add_special_tokens: bool, prefix: int | None = None, allow_long: bool = False
+    ) -> list[_Encoded]:
         enc = self.tokenizer(
             texts, add_special_tokens=add_special_tokens, return_offsets_mapping=True, verbose=False
         )  # verbose=False: over-long input is reported by pllscore, in one line
@@ -122,20 +137,22 @@ class Scorer:
             if prefix is not None:
                 ids, pieces = [prefix, *ids], [self.tokenizer.convert_ids_to_tokens(prefix), *pieces]
                 offsets, word_ids = [(0, 0), *offsets], [None, *word_ids]
-            if self.max_length is not None and len(ids) > self.max_length:
+            if self.max_length is not None and len(ids) > self.max_length and not allow_long:
                 raise InputTooLongError(i, len(ids), self.max_length)
             al = align(word_ids, offsets, text, pieces)  # type: ignore[arg-type]
             if not al.positions:
                 raise InputError(f"text {i} ({text!r:.40}) has no tokens after tokenization; remove it")
-            out.append(_Encoded(ids, pieces, offsets, al))  # type: ignore[arg-type]
+            out.append(_Encoded(ids, pieces, offsets, al, word_ids))  # type: ignore[arg-type]
         return out
 
-    def check(self, texts: str | Iterable[str]) -> int:
+    def check(self, texts: str | Iterable[str], *, long: str | None = None) -> int:
         """Raise the error that scoring ``texts`` would raise, without scoring; return the token count."""
         items = _check_texts(texts)
         if not items:
             return 0
-        enc = self._tokenize(items, add_special_tokens=self.kind == "masked" or self._adds_bos, prefix=self._prefix)
+        windowed = _check_long(long or self.long) == "window"
+        add = self.kind == "masked" or self._adds_bos
+        enc = self._tokenize(items, add_special_tokens=add, prefix=self._prefix, allow_long=windowed)
         return sum(len(e.ids) for e in enc)
 
     # set by CausalScorer; a masked scorer never prepends
@@ -199,6 +216,7 @@ class MaskedScorer(Scorer):
         metric: str | Sequence[str] | None = None,
         progress: bool | None = None,
         spans: Sequence[Span | None] | None = None,
+        long: str | None = None,
     ) -> Results:
         """Score texts under one or more PLL metrics.
 
@@ -209,6 +227,9 @@ class MaskedScorer(Scorer):
             progress: show a progress bar (``None``: only when stderr is a terminal).
             spans: per text, a character span ``(start, stop)`` (or None for all): only the tokens
                 overlapping it are scored, the rest of the text is context; others are NaN.
+            long: ``"error"`` (default: the scorer's) refuses texts longer than the model allows;
+                ``"window"`` scores each of their tokens in a window of the model's length centred
+                on it (see :mod:`pllscore.plan.windows`).
 
         Returns:
             One :class:`SentenceScore` per (metric, text), metric-major. Scores are in nats.
@@ -217,25 +238,56 @@ class MaskedScorer(Scorer):
         items = _check_texts(texts)
         if not items:
             return Results()
-        encoded = self._tokenize(items, add_special_tokens=True)
+        windowed = _check_long(long or self.long) == "window"
+        encoded = self._tokenize(items, add_special_tokens=True, allow_long=windowed)
         keeps = self._targets(encoded, spans)
-        alignments = [
-            e.alignment if k is None else restrict(e.alignment, spans[i])[0]
-            for i, (e, k) in enumerate(zip(encoded, keeps))
-        ]  # type: ignore[index]
-        plan = build_plan([e.ids for e in encoded], alignments, metrics)
+        entries: list[tuple[list[int], Alignment]] = []
+        stitch: list[list[tuple[int, np.ndarray]]] = []  # per text: (entry, indices of its scored tokens)
+        for e, keep in zip(encoded, keeps):
+            targets = np.arange(len(e.alignment.positions)) if keep is None else np.flatnonzero(keep)
+            pieces = []
+            for ids, al, picked in self._windows(e, targets):
+                pieces.append((len(entries), picked))
+                entries.append((ids, al))
+            stitch.append(pieces)
+        plan = build_plan([ids for ids, _ in entries], [al for _, al in entries], metrics)
         reads = self.engine.run(plan, max_tokens=self.max_tokens, progress=progress)
-        n = len(items)
         results = []
         for k, m in enumerate(metrics):
-            for i in range(n):
-                values = reads[plan.block(k, i, n)]
-                if keeps[i] is not None:
-                    full = np.full(len(keeps[i]), np.nan)  # type: ignore[arg-type]
-                    full[keeps[i]] = values
-                    values = full
-                results.append(self._result(i, items[i], encoded[i], m, values))
+            for i, e in enumerate(encoded):
+                values = np.full(len(e.alignment.positions), np.nan)
+                for entry, picked in stitch[i]:
+                    values[picked] = reads[plan.block(k, entry, len(entries))]
+                results.append(self._result(i, items[i], e, m, values))
         return Results(tuple(results))
+
+    def _windows(self, e: _Encoded, targets: np.ndarray) -> list[tuple[list[int], Alignment, np.ndarray]]:
+        """(token ids, alignment scoring only its targets, target indices) per window of a text.
+
+        A text that fits is one window: itself. A longer one gets a window of the model's length
+        per distinct centred start; special tokens at the ends are kept in every window.
+        """
+        al = e.alignment
+        positions = np.asarray(al.positions)
+        if self.max_length is None or len(e.ids) <= self.max_length:
+            return [(e.ids, only(al, positions[targets]), targets)]
+        lead = next(i for i, w in enumerate(e.word_ids) if w is not None)
+        trail = len(e.ids) - 1 - max(i for i, w in enumerate(e.word_ids) if w is not None)
+        n_content = len(e.ids) - lead - trail
+        size = self.max_length - lead - trail
+        starts = np.asarray(centred_starts(n_content, size, (positions[targets] - lead).tolist()))
+        out = []
+        for start in dict.fromkeys(starts.tolist()):
+            picked = targets[starts == start]
+            keep = (
+                list(range(lead))
+                + list(range(lead + start, lead + start + size))
+                + list(range(len(e.ids) - trail, len(e.ids)))
+            )
+            sub = align([e.word_ids[j] for j in keep], [e.offsets[j] for j in keep], "", [e.pieces[j] for j in keep])
+            where = {j: new for new, j in enumerate(keep)}
+            out.append(([e.ids[j] for j in keep], only(sub, [where[int(p)] for p in positions[picked]]), picked))
+        return out
 
 
 class CausalScorer(Scorer):
@@ -248,9 +300,15 @@ class CausalScorer(Scorer):
 
     kind: Kind = "causal"
 
-    def __init__(self, model: Any, tokenizer: Any, *, bos: bool = True, **kwargs: Any) -> None:
+    def __init__(
+        self, model: Any, tokenizer: Any, *, bos: bool = True, stride: int | None = None, **kwargs: Any
+    ) -> None:
         super().__init__(model, tokenizer, **kwargs)
         self.bos = bool(bos)
+        limit = self.max_length or 0
+        self.stride = stride if stride is not None else max(limit // 2, 1)
+        if limit and not 1 <= self.stride < limit:
+            raise InputError(f"stride must be between 1 and {limit - 1} (the model's length - 1), got {stride}")
         self._prefix = None
         self._adds_bos = False
         if self.bos:
@@ -270,10 +328,14 @@ class CausalScorer(Scorer):
         metric: str | None = None,
         progress: bool | None = None,
         spans: Sequence[Span | None] | None = None,
+        long: str | None = None,
     ) -> Results:
         """Score texts by their log-likelihood (nats); ``metric`` must be left out (or ``"causal"``).
 
         ``spans`` works as for :meth:`MaskedScorer.score`: only tokens overlapping the span are scored.
+        ``long="window"`` scores a text longer than the model allows in windows of the model's
+        length that advance by ``stride`` tokens, each token conditioned on at least
+        ``max_length - stride`` tokens before it.
         """
         if metric not in (None, "causal"):
             raise InputError(
@@ -283,9 +345,23 @@ class CausalScorer(Scorer):
         items = _check_texts(texts)
         if not items:
             return Results()
-        encoded = self._tokenize(items, add_special_tokens=self._adds_bos, prefix=self._prefix)
+        windowed = _check_long(long or self.long) == "window"
+        encoded = self._tokenize(items, add_special_tokens=self._adds_bos, prefix=self._prefix, allow_long=windowed)
         keeps = self._targets(encoded, spans)
-        per_seq = self.engine.run([e.ids for e in encoded], max_tokens=self.max_tokens, progress=progress)
+        windows = [
+            [(0, len(e.ids), 1)]
+            if self.max_length is None or len(e.ids) <= self.max_length
+            else causal_windows(len(e.ids), self.max_length, self.stride)
+            for e in encoded
+        ]
+        flat = [e.ids[b:end] for e, ws in zip(encoded, windows) for b, end, _ in ws]
+        runs = iter(self.engine.run(flat, max_tokens=self.max_tokens, progress=progress))
+        per_seq = []
+        for e, ws in zip(encoded, windows):
+            lp = np.full(max(len(e.ids) - 1, 0), np.nan)  # lp[j] scores position j + 1
+            for b, end, first in ws:
+                lp[first - 1 : end - 1] = next(runs)[first - b - 1 : end - b - 1]
+            per_seq.append(lp)
         results = []
         for i, (e, lp) in enumerate(zip(encoded, per_seq)):
             pos = np.asarray(e.alignment.positions)
@@ -308,6 +384,8 @@ def load(
     max_tokens: int | None = None,
     metric: str | Sequence[str] = DEFAULT_METRIC,
     bos: bool = True,
+    long: str = "error",
+    stride: int | None = None,
 ) -> MaskedScorer | CausalScorer:
     """Load a model by Hub name or local folder and return the scorer for its kind.
 
@@ -321,14 +399,16 @@ def load(
         max_tokens: padded tokens per batch; a default suits the device.
         metric: default metric of a masked scorer.
         bos: whether a causal scorer conditions the first token on BOS.
+        long: ``"error"`` refuses texts longer than the model allows; ``"window"`` scores them in windows.
+        stride: a causal scorer's window step in ``"window"`` mode (default: half the model's length).
     """
     loaded = load_pretrained(
         name_or_path, device=device, dtype=dtype, revision=revision, kind=kind, trust_remote_code=trust_remote_code
     )
-    common: dict[str, Any] = {"name": loaded.name, "revision": loaded.revision, "max_tokens": max_tokens}
+    common: dict[str, Any] = {"name": loaded.name, "revision": loaded.revision, "max_tokens": max_tokens, "long": long}
     if loaded.kind == "masked":
         return MaskedScorer(loaded.model, loaded.tokenizer, metric=metric, **common)
-    return CausalScorer(loaded.model, loaded.tokenizer, bos=bos, **common)
+    return CausalScorer(loaded.model, loaded.tokenizer, bos=bos, stride=stride, **common)
 
 
 def score(

@@ -37,6 +37,8 @@ def score_command(
     progress: bool = typer.Option(
         False, "--progress", help="Show the progress bar even when stderr is not a terminal."
     ),
+    long: str = typer.Option("error", "--long", help="Texts longer than the model allows: error, or window."),
+    stride: int | None = typer.Option(None, "--stride", help="Causal window step for --long window."),
     engine: str = typer.Option("local", "--engine", help="local, or ray to score on a Ray cluster (-o is a folder)."),
     address: str | None = typer.Option(None, "--address", help="Ray: auto, or ray://HOST:PORT (default: local Ray)."),
     workers: int | None = typer.Option(None, "--workers", help="Ray: number of model actors."),
@@ -58,7 +60,7 @@ def score_command(
             input, output, model=model, metrics=metric or None, level=level, column=column, id_column=id_column,
             base=base, surprisal=surprisal, skip_empty=skip_empty, address=address, workers=workers,
             gpus_per_worker=gpus_per_worker, block_rows=block_rows, device=device, dtype=dtype,
-            max_tokens=max_tokens, resume=resume, force=force,
+            max_tokens=max_tokens, resume=resume, force=force, long=long, stride=stride,
         )  # fmt: skip
         if not quiet:
             typer.echo(ray_summary.line(), err=True)
@@ -85,6 +87,8 @@ def score_command(
         force=force,
         skip_empty=skip_empty,
         progress=False if quiet else (True if progress else None),
+        long=long,
+        stride=stride,
     )
     if not quiet:
         typer.echo(summary.line(), err=True)

@@ -190,6 +190,8 @@ def score_dataset(
     max_tokens: int | None = None,
     resume: bool = False,
     force: bool = False,
+    long: str = "error",
+    stride: int | None = None,
 ) -> RaySummary:
     """Score files, folders or globs on a Ray cluster; write sharded Parquet into ``output_dir``.
 
@@ -204,6 +206,7 @@ def score_dataset(
         cpus_per_worker, gpus_per_worker: resources per actor.
         block_rows: input rows per block (the unit of work, of resume and of output shards).
         resume: skip blocks whose shard exists; force: delete an existing output first.
+        long, stride: as for :func:`pllscore.load`.
 
     Returns:
         A summary: rows, blocks, seconds, retried blocks. Output columns are those of a local
@@ -229,7 +232,7 @@ def score_dataset(
     settings = {
         "inputs": files, "level": level, "column": column, "id_column": id_column, "base": base,
         "surprisal": bool(surprisal), "skip_empty": bool(skip_empty), "block_rows": block_rows, "model": model,
-        "metrics": chosen, "dtype": dtype,
+        "metrics": chosen, "dtype": dtype, "long": long,
     }  # fmt: skip
     meta_file = out / "_meta.json"
     if out.exists() and any(out.iterdir()):
@@ -295,7 +298,8 @@ def score_dataset(
     if todo:
         cluster_cpus = int(ray.cluster_resources().get("CPU", 1))
         n_workers = workers or max(1, min(len(todo), cluster_cpus // max(cpus_per_worker, 1)))
-        load = {"device": "cuda" if gpus_per_worker else device, "dtype": dtype, "max_tokens": max_tokens}
+        load = {"device": "cuda" if gpus_per_worker else device, "dtype": dtype, "max_tokens": max_tokens,
+                "long": long, "stride": stride}  # fmt: skip
         result = ray.data.from_pandas(todo).map_batches(
             _BlockScorer,
             batch_size=None,  # one whole input block per call

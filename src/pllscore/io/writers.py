@@ -26,7 +26,7 @@ _SUFFIXES = {".csv": "csv", ".tsv": "tsv", ".tab": "tsv", ".txt": "tsv", ".jsonl
              ".parquet": "parquet", ".pq": "parquet"}  # fmt: skip
 # settings that must match for --resume to continue a file
 RESUME_KEYS = ("input", "n_input_rows", "model", "metrics", "level", "format", "column", "id_column", "base",
-               "surprisal", "skip_empty", "chunk_size", "dtype")  # fmt: skip
+               "surprisal", "skip_empty", "chunk_size", "dtype", "long")  # fmt: skip
 
 
 def output_format(path: str | None, given: str | None = None) -> str:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 
 Span = tuple[int, int]
 
-__all__ = ["Alignment", "Span", "align", "restrict"]
+__all__ = ["Alignment", "Span", "align", "only", "restrict"]
 
 
 @dataclass(frozen=True)
@@ -103,11 +103,17 @@ def restrict(al: Alignment, span: Span) -> tuple[Alignment, list[bool]]:
     """
     start, stop = span
     keep = [al.token_spans[p][0] < stop and al.token_spans[p][1] > start for p in al.positions]
-    return (
-        replace(
-            al,
-            positions=tuple(p for p, k in zip(al.positions, keep) if k),
-            word_of=tuple(w for w, k in zip(al.word_of, keep) if k),
-        ),
-        keep,
+    return only(al, [p for p, k in zip(al.positions, keep) if k]), keep
+
+
+def only(al: Alignment, positions: Sequence[int]) -> Alignment:
+    """The alignment with only ``positions`` scored; words keep all their tokens, so masks are unchanged."""
+    wanted = {int(p) for p in positions}
+    if len(wanted) == len(al.positions):
+        return al
+    keep = [p in wanted for p in al.positions]
+    return replace(
+        al,
+        positions=tuple(p for p, k in zip(al.positions, keep) if k),
+        word_of=tuple(w for w, k in zip(al.word_of, keep) if k),
     )
