@@ -1,0 +1,307 @@
+"""pllscore vs minicons vs a naive per-copy loop, side by side in one process, on the same model and text.
+
+Run it in the benchmark's own environment (minicons needs transformers < 5):
+
+    make -C benchmarks venv
+    benchmarks/.venv/bin/python benchmarks/run.py --eventsadapt 1564 --brown 1000      # the full workloads
+    benchmarks/.venv/bin/python benchmarks/run.py --eventsadapt 100 --brown 40         # a quick subset
+
+Models have bert-base-cased and GPT-2-small dimensions with random weights (seeded); the
+tokenizers are trained on the Brown stimuli (cased WordPiece with 28,996 pieces; byte-level
+BPE) so that words split realistically. Before timing, the systems' scores are checked to
+agree. Prints a Markdown report; nothing here is part of the test suite.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import os
+import platform
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import psutil
+import torch
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT.parent / "shared" / "data"
+CACHE = Path(__file__).resolve().parent / ".cache"
+
+
+# --- workloads ------------------------------------------------------------------------
+def brown_sentences() -> list[str]:
+    return pd.read_csv(SHARED / "brown" / "brown_stimuli.csv")["sentence"].tolist()
+
+
+def wordpiece_tokenizer():
+    from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
+    from transformers import BertTokenizerFast
+
+    path = CACHE / "wordpiece-28996"
+    if not (path / "tokenizer.json").exists():
+        tok = Tokenizer(models.WordPiece(unk_token="[UNK]"))
+        tok.normalizer = normalizers.BertNormalizer(lowercase=False, strip_accents=False)
+        tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+        specials = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+        trainer = trainers.WordPieceTrainer(vocab_size=28996, special_tokens=specials, show_progress=False)
+        tok.train_from_iterator(brown_sentences(), trainer)
+        cls, sep = tok.token_to_id("[CLS]"), tok.token_to_id("[SEP]")
+        tok.post_processor = processors.TemplateProcessing(
+            single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B [SEP]", special_tokens=[("[CLS]", cls), ("[SEP]", sep)]
+        )
+        tok.decoder = decoders.WordPiece()
+        fast = BertTokenizerFast(tokenizer_object=tok, unk_token="[UNK]", pad_token="[PAD]", cls_token="[CLS]",
+                                 sep_token="[SEP]", mask_token="[MASK]")  # fmt: skip
+        fast.save_pretrained(path)
+    return BertTokenizerFast.from_pretrained(path)
+
+
+def bpe_tokenizer():
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
+    from transformers import GPT2TokenizerFast
+
+    path = CACHE / "bpe-brown"
+    if not (path / "tokenizer.json").exists():
+        tok = Tokenizer(models.BPE())
+        tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+        tok.decoder = decoders.ByteLevel()
+        tok.post_processor = processors.ByteLevel(trim_offsets=False)
+        trainer = trainers.BpeTrainer(vocab_size=50257, special_tokens=["<|endoftext|>"],
+                                      initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)  # fmt: skip
+        tok.train_from_iterator(brown_sentences(), trainer)
+        fast = GPT2TokenizerFast(tokenizer_object=tok, bos_token="<|endoftext|>", eos_token="<|endoftext|>",
+                                 unk_token="<|endoftext|>")  # fmt: skip
+        fast.save_pretrained(path)
+    return GPT2TokenizerFast.from_pretrained(path)
+
+
+def bert_base(tok):
+    from transformers import BertConfig, BertForMaskedLM
+
+    torch.manual_seed(0)
+    return BertForMaskedLM(BertConfig(vocab_size=len(tok), pad_token_id=tok.pad_token_id)).eval()
+
+
+def gpt2_small(tok):
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    torch.manual_seed(0)
+    return GPT2LMHeadModel(GPT2Config(vocab_size=len(tok), bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id)).eval()
+
+
+# --- measuring ---------------------------------------------------------------------------
+class PeakRSS:
+    """Peak resident memory of this process while the block runs (sampled every 10 ms)."""
+
+    def __enter__(self):
+        self.proc, self.peak, self.stop = psutil.Process(), 0, threading.Event()
+        self.base = self.proc.memory_info().rss
+
+        def sample():
+            while not self.stop.is_set():
+                self.peak = max(self.peak, self.proc.memory_info().rss)
+                time.sleep(0.01)
+
+        self.thread = threading.Thread(target=sample, daemon=True)
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop.set()
+        self.thread.join()
+        self.peak = max(self.peak, self.proc.memory_info().rss)
+
+
+def timed(fn):
+    gc.collect()
+    with PeakRSS() as mem:
+        t0 = time.perf_counter()
+        out = fn()
+        seconds = time.perf_counter() - t0
+    return out, seconds, mem.peak / 2**30
+
+
+def gemm_peak(dtype=torch.float32, n=2048, k=768, m=3072, reps=20) -> float:
+    """Best FLOP/s of a large matrix product on this machine, in GFLOP/s."""
+    a, b = torch.randn(n, k, dtype=dtype), torch.randn(k, m, dtype=dtype)
+    best = 0.0
+    with torch.inference_mode():
+        for _ in range(3):
+            a @ b
+        for _ in range(reps):
+            t0 = time.perf_counter()
+            a @ b
+            best = max(best, 2 * n * k * m / (time.perf_counter() - t0))
+    return best / 1e9
+
+
+def matmul_flops(fn) -> float:
+    """Matrix-multiply FLOPs that ``fn`` performs (torch's FLOP counter, one extra run)."""
+    from torch.utils.flop_counter import FlopCounterMode
+
+    with FlopCounterMode(display=False) as counter:
+        fn()
+    return float(counter.get_total_flops())
+
+
+# --- systems -------------------------------------------------------------------------------
+def naive_pll(model, tok, texts, metric):
+    """One unbatched forward pass per masked copy, full logits (the test suite's oracle, as a system)."""
+    totals = []
+    with torch.inference_mode():
+        for text in texts:
+            enc = tok(text)
+            ids, wids = enc["input_ids"], enc.word_ids()
+            total = 0.0
+            for t, w in enumerate(wids):
+                if w is None:
+                    continue
+                word = [j for j, x in enumerate(wids) if x == w]
+                masked = {"original": [t], "word-l2r": [j for j in word if j >= t]}[metric]
+                x = torch.tensor([ids])
+                x[0, masked] = tok.mask_token_id
+                logits = model(input_ids=x).logits[0, t]
+                total += torch.log_softmax(logits, -1)[ids[t]].item()
+            totals.append(total)
+    return np.array(totals)
+
+
+def minicons_pll(scorer, texts, metric, batch):
+    name = {"original": "original", "word-l2r": "within_word_l2r"}[metric]
+    out = []
+    for i in range(0, len(texts), batch):
+        out += scorer.sequence_score(texts[i : i + batch], PLL_metric=name, reduction=lambda x: x.sum(0).item())
+    return np.array(out)
+
+
+def minicons_ll(scorer, texts, batch):
+    out = []
+    for i in range(0, len(texts), batch):
+        out += scorer.sequence_score(texts[i : i + batch], bos_token=True, reduction=lambda x: x.sum(0).item())
+    return np.array(out)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--eventsadapt", type=int, default=1564, help="EventsAdapt sentences (all: 1564)")
+    ap.add_argument("--brown", type=int, default=1000, help="Brown sentences (a seeded sample)")
+    ap.add_argument("--naive", type=int, default=8, help="sentences for the naive loop (it is slow)")
+    ap.add_argument("--minicons-batch", type=int, default=16, help="sentences per minicons call")
+    ap.add_argument("--threads", type=int, default=torch.get_num_threads())
+    ap.add_argument("--skip-long", action="store_true", help="skip the 510-token text (about 7 minutes on 2 cores)")
+    args = ap.parse_args()
+    torch.set_num_threads(args.threads)
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+    import transformers
+    from minicons import scorer as mscorer
+
+    import pllscore
+
+    wp, bpe = wordpiece_tokenizer(), bpe_tokenizer()
+    bert, gpt = bert_base(wp), gpt2_small(bpe)
+    ea = pd.read_csv(SHARED / "eventsadapt" / "EventsAdapt.csv")["Sentence"].tolist()[: args.eventsadapt]
+    rng = np.random.default_rng(0)
+    brown_all = brown_sentences()
+    brown = [brown_all[i] for i in sorted(rng.choice(len(brown_all), size=1000, replace=False))][: args.brown]
+    workloads = {"EventsAdapt": ea, "Brown": brown}
+
+    ours = pllscore.MaskedScorer(bert, wp)
+    theirs = mscorer.MaskedLMScorer(bert, "cpu", tokenizer=wp)
+    peak = gemm_peak()
+    lines = [
+        f"machine: {platform.processor() or platform.machine()}, {psutil.cpu_count(logical=False)} cores, "
+        f"{args.threads} torch threads; torch {torch.__version__}, transformers {transformers.__version__}",
+        f"measured fp32 GEMM peak: {peak:.1f} GFLOP/s",
+        "",
+        "| workload | metric | system | sentences | s | sentences/s | tokens/s | vs minicons | peak RSS GiB | GFLOP/s (% of peak) |",
+        "|---|---|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+
+    def row(wl, metric, system, n, seconds, tokens, ratio, rss, gflops=None):
+        g = f"{gflops:.1f} ({100 * gflops / peak:.0f}%)" if gflops else ""
+        r = f"{ratio:.2f}x" if ratio else ""
+        lines.append(f"| {wl} | {metric} | {system} | {n} | {seconds:.1f} | {n / seconds:.2f} | {tokens / seconds:.0f} | {r} | {rss:.2f} | {g} |")
+        print(lines[-1], flush=True)
+
+    print("\n".join(lines), flush=True)
+    for wl, texts in workloads.items():
+        tokens = sum(len(wp(t)["input_ids"]) - 2 for t in texts)
+        # agreement first, on a few sentences
+        k = min(8, len(texts))
+        for metric in ("original", "word-l2r"):
+            a = ours.score(texts[:k], metric=metric).totals
+            b = minicons_pll(theirs, texts[:k], metric, args.minicons_batch)
+            c = naive_pll(bert, wp, texts[: min(k, args.naive)], metric)
+            assert np.abs(a - b).max() < 1e-3 and np.abs(a[: len(c)] - c).max() < 1e-3, (metric, a - b)
+        times = {}
+        for metric in ("original", "word-l2r"):
+            _, t_m, rss_m = timed(lambda: minicons_pll(theirs, texts, metric, args.minicons_batch))
+            res, t_o, rss_o = timed(lambda: ours.score(texts, metric=metric, progress=False))
+            flops = matmul_flops(lambda: ours.score(texts, metric=metric, progress=False))
+            row(wl, metric, "minicons", len(texts), t_m, tokens, None, rss_m)
+            row(wl, metric, "pllscore", len(texts), t_o, tokens, t_m / t_o, rss_o, flops / t_o / 1e9)
+            nn = min(args.naive, len(texts))
+            _, t_n, rss_n = timed(lambda: naive_pll(bert, wp, texts[:nn], metric))
+            row(wl, metric, f"naive (first {nn})", nn, t_n, sum(len(wp(t)["input_ids"]) - 2 for t in texts[:nn]), None, rss_n)
+            times[metric] = t_o
+        _, t_ww, rss = timed(lambda: ours.score(texts, metric="whole-word", progress=False))
+        row(wl, "whole-word", "pllscore", len(texts), t_ww, tokens, None, rss)
+        _, t_all, rss = timed(lambda: ours.score(texts, metric="all", progress=False))
+        row(wl, "all four", "pllscore", len(texts), t_all, tokens, None, rss)
+        lines.append(f"\n{wl}: all four metrics / word-l2r alone = {t_all / times['word-l2r']:.2f}; "
+                     f"whole-word / word-l2r = {t_ww / times['word-l2r']:.2f}\n")  # fmt: skip
+        print(lines[-1], flush=True)
+
+    # causal LL
+    clm_ours = pllscore.CausalScorer(gpt, bpe)
+    clm_theirs = mscorer.IncrementalLMScorer(gpt, "cpu", tokenizer=bpe)
+    for wl, texts in workloads.items():
+        tokens = sum(len(bpe(t)["input_ids"]) for t in texts)
+        a, b = clm_ours.score(texts[:8]).totals, minicons_ll(clm_theirs, texts[:8], args.minicons_batch)
+        assert np.abs(a - b).max() < 1e-3, a - b
+        _, t_m, rss_m = timed(lambda: minicons_ll(clm_theirs, texts, args.minicons_batch))
+        _, t_o, rss_o = timed(lambda: clm_ours.score(texts, progress=False))
+        flops = matmul_flops(lambda: clm_ours.score(texts, progress=False))
+        row(wl, "causal LL", "minicons", len(texts), t_m, tokens, None, rss_m)
+        row(wl, "causal LL", "pllscore", len(texts), t_o, tokens, t_m / t_o, rss_o, flops / t_o / 1e9)
+
+    # reduced precision: bfloat16 weights against float32, per token, on EventsAdapt
+    texts = workloads["EventsAdapt"]
+    bf16 = pllscore.MaskedScorer(bert_base(wp).to(torch.bfloat16), wp)
+    exact, t32, _ = timed(lambda: ours.score(texts, metric="word-l2r", progress=False))
+    approx, t16, _ = timed(lambda: bf16.score(texts, metric="word-l2r", progress=False))
+    err = np.concatenate([np.abs(a.logprobs - b.logprobs) for a, b in zip(exact, approx)])
+    lines.append(
+        f"
+bfloat16 weights vs float32, EventsAdapt word-l2r: mean |error| {err.mean():.4f} nats/token, "
+        f"95th percentile {np.quantile(err, 0.95):.4f}, max {err.max():.4f}; time {t16:.1f} s vs {t32:.1f} s "
+        f"({t32 / t16:.2f}x)"
+    )
+    print(lines[-1], flush=True)
+    del bf16
+
+    # one 510-token text (the most bert-base takes), word-l2r
+    if args.skip_long:
+        Path(__file__).resolve().parent.joinpath("last-run.md").write_text("\n".join(lines) + "\n")
+        return
+    long_text = " ".join(brown_all[:60])
+    ids = wp(long_text)["input_ids"][1:511]
+    text510 = wp.decode(ids)
+    n510 = len(wp(text510)["input_ids"])
+    del theirs
+    gc.collect()
+    _, t_long, rss_long = timed(lambda: ours.score(text510, metric="word-l2r", progress=False))
+    lines.append(f"\none text of {n510} tokens (special tokens included), word-l2r: {t_long:.1f} s, peak RSS {rss_long:.2f} GiB")
+    print(lines[-1], flush=True)
+    out = Path(__file__).resolve().parent / "last-run.md"
+    out.write_text("\n".join(lines) + "\n")
+    print(f"\nwritten to {out}")
+
+
+if __name__ == "__main__":
+    main()
