@@ -277,8 +277,7 @@ def main() -> None:
     approx, t16, _ = timed(lambda: bf16.score(texts, metric="word-l2r", progress=False))
     err = np.concatenate([np.abs(a.logprobs - b.logprobs) for a, b in zip(exact, approx)])
     lines.append(
-        f"
-bfloat16 weights vs float32, EventsAdapt word-l2r: mean |error| {err.mean():.4f} nats/token, "
+        f"\nbfloat16 weights vs float32, EventsAdapt word-l2r: mean |error| {err.mean():.4f} nats/token, "
         f"95th percentile {np.quantile(err, 0.95):.4f}, max {err.max():.4f}; time {t16:.1f} s vs {t32:.1f} s "
         f"({t32 / t16:.2f}x)"
     )
