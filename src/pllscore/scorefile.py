@@ -62,7 +62,7 @@ def provenance(scorer: Any, metrics: Sequence[str]) -> dict[str, Any]:
         "revision": scorer.revision,
         "kind": scorer.kind,
         "metrics": list(metrics),
-        "dtype": str(next(scorer.model.parameters()).dtype).removeprefix("torch."),
+        "dtype": str(getattr(scorer, "dtype", next(scorer.model.parameters()).dtype)).removeprefix("torch."),
         "device": str(scorer.device),
         "command": command_line(),
         **versions(),

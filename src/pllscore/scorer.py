@@ -15,7 +15,7 @@ import numpy as np
 import torch
 
 from pllscore.engine.causal import CausalEngine
-from pllscore.engine.loading import Kind, detect_kind, load_pretrained, max_input_length
+from pllscore.engine.loading import Kind, detect_kind, load_pretrained, max_input_length, resolve_dtype
 from pllscore.engine.masked import MaskedEngine
 from pllscore.errors import InputError, InputTooLongError, ModelError
 from pllscore.metrics import DEFAULT_METRIC, resolve_metrics
@@ -88,6 +88,7 @@ class Scorer:
         revision: str | None = None,
         max_tokens: int | None = None,
         long: str = "error",
+        dtype: str | torch.dtype | None = None,
     ) -> None:
         actual = _model_kind(model)
         if actual is not None and actual != self.kind:
@@ -113,6 +114,9 @@ class Scorer:
         )
         self._vocab_size = int(model.config.vocab_size)
         self.long = _check_long(long)
+        self.dtype = resolve_dtype(dtype)
+        # weights in a reduced type are used as they are; float32 weights get autocast to `dtype`
+        self._autocast = None if self.dtype == torch.float32 else self.dtype
 
     @property
     def device(self) -> torch.device:
@@ -206,7 +210,11 @@ class MaskedScorer(Scorer):
             raise ModelError(f"the tokenizer of {self.name!r} has no mask token, so it cannot be used for PLL scoring")
         self.metric = resolve_metrics(metric)
         self.engine = MaskedEngine(
-            model, mask_token_id=tokenizer.mask_token_id, pad_token_id=self._pad_id, vocab_size=self._vocab_size
+            model,
+            mask_token_id=tokenizer.mask_token_id,
+            pad_token_id=self._pad_id,
+            vocab_size=self._vocab_size,
+            autocast=self._autocast,
         )
 
     def score(
@@ -319,7 +327,9 @@ class CausalScorer(Scorer):
             auto = tokenizer("a", add_special_tokens=True)["input_ids"]
             self._adds_bos = auto[:1] == [start] and plain[:1] != [start]
             self._prefix = None if self._adds_bos else start
-        self.engine = CausalEngine(model, pad_token_id=self._pad_id, vocab_size=self._vocab_size)
+        self.engine = CausalEngine(
+            model, pad_token_id=self._pad_id, vocab_size=self._vocab_size, autocast=self._autocast
+        )
 
     def score(
         self,
@@ -392,7 +402,9 @@ def load(
     Args:
         name_or_path: e.g. ``"bert-base-cased"``, ``"gpt2"`` or a folder with config and weights.
         device: ``"auto"`` (cuda, then mps, then cpu), or any torch device string.
-        dtype: ``None``/``"float32"`` (exact), ``"bfloat16"`` or ``"float16"``.
+        dtype: ``None``/``"float32"`` (exact), or ``"bfloat16"``/``"float16"``: autocast over float32
+            weights (matrix products in that type; normalisation and log-softmax in float32). Faster,
+            approximate: see BENCHMARKS.md for the error.
         revision: a Hub branch, tag or commit.
         kind: ``"masked"`` or ``"causal"``; by default read from the model's config.
         trust_remote_code: allow model code from the Hub.
@@ -405,7 +417,13 @@ def load(
     loaded = load_pretrained(
         name_or_path, device=device, dtype=dtype, revision=revision, kind=kind, trust_remote_code=trust_remote_code
     )
-    common: dict[str, Any] = {"name": loaded.name, "revision": loaded.revision, "max_tokens": max_tokens, "long": long}
+    common: dict[str, Any] = {
+        "name": loaded.name,
+        "revision": loaded.revision,
+        "max_tokens": max_tokens,
+        "long": long,
+        "dtype": dtype,
+    }
     if loaded.kind == "masked":
         return MaskedScorer(loaded.model, loaded.tokenizer, metric=metric, **common)
     return CausalScorer(loaded.model, loaded.tokenizer, bos=bos, stride=stride, **common)

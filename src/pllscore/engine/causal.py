@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from pllscore.engine.executor import run_batches
+from pllscore.engine.executor import precision, run_batches
 from pllscore.engine.heads import split_causal_lm
 from pllscore.engine.readout import pick_logprobs, read_logprobs
 
@@ -18,10 +18,11 @@ __all__ = ["CausalEngine"]
 class CausalEngine:
     """Scores token sequences with one causal LM."""
 
-    def __init__(self, model: Any, *, pad_token_id: int, vocab_size: int) -> None:
+    def __init__(self, model: Any, *, pad_token_id: int, vocab_size: int, autocast: torch.dtype | None = None) -> None:
         self.model = model
         self.pad_token_id = pad_token_id
         self.vocab_size = vocab_size
+        self.autocast = autocast  # None: float32, exact
         self.parts = split_causal_lm(model)
 
     @property
@@ -39,7 +40,7 @@ class CausalEngine:
             for i, lp in zip(batch, self._run_batch([seqs[i] for i in batch])):
                 out[i] = lp
 
-        with torch.inference_mode():
+        with torch.inference_mode(), precision(self.device, self.autocast):
             lengths = np.array([len(s) for s in seqs], dtype=np.int64)
             run_batches(lengths, max_tokens, run_one, progress=progress, desc="sentences", unit="text")
         return out

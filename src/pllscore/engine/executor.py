@@ -7,7 +7,9 @@ re-packs the items not yet done, so no finished work is lost.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import torch
@@ -16,7 +18,14 @@ from tqdm.auto import tqdm
 from pllscore.errors import ModelError
 from pllscore.plan.batching import pack
 
-__all__ = ["run_batches"]
+__all__ = ["precision", "run_batches"]
+
+
+def precision(device: torch.device, dtype: torch.dtype | None) -> Any:
+    """Autocast to ``dtype`` on ``device``, or nothing for float32 (the exact setting)."""
+    if dtype is None or dtype == torch.float32:
+        return contextlib.nullcontext()
+    return torch.autocast(device_type=device.type, dtype=dtype)
 
 
 def run_batches(

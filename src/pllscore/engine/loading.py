@@ -63,7 +63,11 @@ def resolve_device(device: str | torch.device = "auto") -> torch.device:
 
 
 def resolve_dtype(dtype: str | torch.dtype | None) -> torch.dtype:
-    """``None`` means float32, the exact setting; strings like ``"bfloat16"`` are accepted."""
+    """``None`` means float32, the exact setting; strings like ``"bfloat16"`` are accepted.
+
+    bfloat16 and float16 are run by autocast over float32 weights: matrix products in the reduced
+    type, normalisation and the final log-softmax in float32.
+    """
     if dtype is None:
         return torch.float32
     if isinstance(dtype, torch.dtype):
@@ -157,7 +161,7 @@ def load_pretrained(
     if kind not in (None, "masked", "causal"):
         raise InputError(f"unknown kind {kind!r}; use 'masked', 'causal' or leave it out")
     torch_device = resolve_device(device)
-    torch_dtype = resolve_dtype(dtype)
+    resolve_dtype(dtype)  # fail early on a bad name; weights stay float32, reduced precision is autocast
     common: dict[str, Any] = {"revision": revision, "trust_remote_code": trust_remote_code}
     if not os.path.isdir(name) and not _hub_reachable():
         common["local_files_only"] = True  # offline: use the cache, fail at once if the model is not there
@@ -195,7 +199,7 @@ def load_pretrained(
     auto = AutoModelForMaskedLM if chosen == "masked" else AutoModelForCausalLM
     dtype_key = "dtype" if int(transformers.__version__.split(".")[0]) >= 5 else "torch_dtype"
     try:
-        model = auto.from_pretrained(name, **common, **{dtype_key: torch_dtype})
+        model = auto.from_pretrained(name, **common, **{dtype_key: torch.float32})
     except (OSError, ValueError, KeyError) as e:
         raise ModelError(f"cannot load {name!r} as a {chosen} LM: {_one_line(e)}") from e
     model.eval().to(torch_device)

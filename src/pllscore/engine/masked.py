@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from pllscore.engine.executor import run_batches
+from pllscore.engine.executor import precision, run_batches
 from pllscore.engine.heads import split_masked_lm
 from pllscore.engine.readout import pick_logprobs, read_logprobs
 from pllscore.plan.masks import MaskPlan
@@ -22,11 +22,14 @@ __all__ = ["MaskedEngine"]
 class MaskedEngine:
     """Scores the reads of mask plans with one masked LM."""
 
-    def __init__(self, model: Any, *, mask_token_id: int, pad_token_id: int, vocab_size: int) -> None:
+    def __init__(
+        self, model: Any, *, mask_token_id: int, pad_token_id: int, vocab_size: int, autocast: torch.dtype | None = None
+    ) -> None:
         self.model = model
         self.mask_token_id = mask_token_id
         self.pad_token_id = pad_token_id
         self.vocab_size = vocab_size
+        self.autocast = autocast  # None: float32, exact
         self.parts = split_masked_lm(model)
 
     @property
@@ -42,7 +45,7 @@ class MaskedEngine:
             reads, lp = self._run_batch(plan, seqs, copies)
             out[reads] = lp
 
-        with torch.inference_mode():
+        with torch.inference_mode(), precision(self.device, self.autocast):
             run_batches(plan.copy_lengths(), max_tokens, run_one, progress=progress, desc="masked copies")
         return out
 
