@@ -90,7 +90,9 @@ def gpt2_small(tok):
     from transformers import GPT2Config, GPT2LMHeadModel
 
     torch.manual_seed(0)
-    return GPT2LMHeadModel(GPT2Config(vocab_size=len(tok), bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id)).eval()
+    return GPT2LMHeadModel(
+        GPT2Config(vocab_size=len(tok), bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id)
+    ).eval()
 
 
 # --- measuring ---------------------------------------------------------------------------
@@ -225,7 +227,9 @@ def main() -> None:
     def row(wl, metric, system, n, seconds, tokens, ratio, rss, gflops=None):
         g = f"{gflops:.1f} ({100 * gflops / peak:.0f}%)" if gflops else ""
         r = f"{ratio:.2f}x" if ratio else ""
-        lines.append(f"| {wl} | {metric} | {system} | {n} | {seconds:.1f} | {n / seconds:.2f} | {tokens / seconds:.0f} | {r} | {rss:.2f} | {g} |")
+        lines.append(
+            f"| {wl} | {metric} | {system} | {n} | {seconds:.1f} | {n / seconds:.2f} | {tokens / seconds:.0f} | {r} | {rss:.2f} | {g} |"
+        )
         print(lines[-1], flush=True)
 
     print("\n".join(lines), flush=True)
@@ -247,7 +251,16 @@ def main() -> None:
             row(wl, metric, "pllscore", len(texts), t_o, tokens, t_m / t_o, rss_o, flops / t_o / 1e9)
             nn = min(args.naive, len(texts))
             _, t_n, rss_n = timed(lambda: naive_pll(bert, wp, texts[:nn], metric))
-            row(wl, metric, f"naive (first {nn})", nn, t_n, sum(len(wp(t)["input_ids"]) - 2 for t in texts[:nn]), None, rss_n)
+            row(
+                wl,
+                metric,
+                f"naive (first {nn})",
+                nn,
+                t_n,
+                sum(len(wp(t)["input_ids"]) - 2 for t in texts[:nn]),
+                None,
+                rss_n,
+            )
             times[metric] = t_o
         _, t_ww, rss = timed(lambda: ours.score(texts, metric="whole-word", progress=False))
         row(wl, "whole-word", "pllscore", len(texts), t_ww, tokens, None, rss)
@@ -292,10 +305,12 @@ def main() -> None:
     ids = wp(long_text)["input_ids"][1:511]
     text510 = wp.decode(ids)
     n510 = len(wp(text510)["input_ids"])
-    del theirs
+    theirs = None  # free its memory before the long-text run
     gc.collect()
     _, t_long, rss_long = timed(lambda: ours.score(text510, metric="word-l2r", progress=False))
-    lines.append(f"\none text of {n510} tokens (special tokens included), word-l2r: {t_long:.1f} s, peak RSS {rss_long:.2f} GiB")
+    lines.append(
+        f"\none text of {n510} tokens (special tokens included), word-l2r: {t_long:.1f} s, peak RSS {rss_long:.2f} GiB"
+    )
     print(lines[-1], flush=True)
     out = Path(__file__).resolve().parent / "last-run.md"
     out.write_text("\n".join(lines) + "\n")
