@@ -295,7 +295,7 @@ def main() -> None:
         f"({t32 / t16:.2f}x)"
     )
     print(lines[-1], flush=True)
-    del bf16
+    bf16 = None
 
     # one 510-token text (the most bert-base takes), word-l2r
     if args.skip_long:

@@ -74,7 +74,7 @@ def test_causal_window_by_construction(causal_models, stride):
     got = scorer.score(LONG)[0]
     # by hand: token p is predicted from the window that ends after it, with the tokens before it in that window
     want = []
-    end, begin = min(64, len(ids)), 0
+    end = min(64, len(ids))
     windows = [(0, end, 1)]
     while end < len(ids):
         new_end = min(end + stride, len(ids))
