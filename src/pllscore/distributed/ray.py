@@ -268,12 +268,11 @@ def score_dataset(
     for path in files:
         ds, kind_f = _read(ray, path)
         for batch in ds.iter_batches(batch_size=block_rows, batch_format="pandas"):
-            frame = batch.drop(columns=[c for c in ("path",) if c in batch.columns and c not in (column,)])
+            frame = batch
             col = _pick_column(frame, column, path, kind_f)
             text_col = text_col or col
             if kind_f in ("csv", "tsv"):  # as the local reader does: every cell is text
                 frame = frame.astype(object).where(frame.notna(), "").astype(str)
-            frame = frame.rename(columns={col: col})
             rows = list(range(offset, offset + len(frame)))
             texts = frame[col]
             bad = [i for i, t in enumerate(texts) if not isinstance(t, str) or not t.strip()]
