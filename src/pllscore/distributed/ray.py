@@ -287,7 +287,7 @@ def score_dataset(
             frame.insert(0, "_block", block)
             manifest.append({"block": block, "file": path, "first_row": offset, "rows": len(rows), "scored": len(keep)})
             if len(frame) and not _shard(out, block).exists():
-                todo.append(frame)
+                todo.append(ray.put(frame))  # into the object store (it spills to disk); the driver keeps a ref
             offset += len(rows)
             block += 1
     settings_actor = {"source": ",".join(files), "column": text_col, "level": level, "id_column": id_column,
@@ -299,7 +299,7 @@ def score_dataset(
         n_workers = workers or max(1, min(len(todo), cluster_cpus // max(cpus_per_worker, 1)))
         load = {"device": "cuda" if gpus_per_worker else device, "dtype": dtype, "max_tokens": max_tokens,
                 "long": long, "stride": stride}  # fmt: skip
-        result = ray.data.from_pandas(todo).map_batches(
+        result = ray.data.from_pandas_refs(todo).map_batches(
             _BlockScorer,
             batch_size=None,  # one whole input block per call
             batch_format="pandas",
