@@ -51,16 +51,20 @@ def score_command(
 
     if engine not in ("local", "ray"):
         raise InputError(f"unknown engine {engine!r}; choose local or ray")
+    # what both engines take, as the local run names it
+    common = dict(
+        model=model, metrics=metric or None, level=level, column=column, id_column=id_column, base=base,
+        surprisal=surprisal, skip_empty=skip_empty, device=device, dtype=dtype, max_tokens=max_tokens,
+        resume=resume, force=force, long=long, stride=stride,
+    )  # fmt: skip
     if engine == "ray":
         from pllscore.distributed.ray import score_dataset
 
         if input is None or output is None:
             raise InputError("--engine ray needs INPUT (files, a folder or a glob) and -o OUT_DIR")
         ray_summary = score_dataset(
-            input, output, model=model, metrics=metric or None, level=level, column=column, id_column=id_column,
-            base=base, surprisal=surprisal, skip_empty=skip_empty, address=address, workers=workers,
-            gpus_per_worker=gpus_per_worker, block_rows=block_rows, device=device, dtype=dtype,
-            max_tokens=max_tokens, resume=resume, force=force, long=long, stride=stride,
+            input, output, address=address, workers=workers, gpus_per_worker=gpus_per_worker,
+            block_rows=block_rows, **common,
         )  # fmt: skip
         if not quiet:
             typer.echo(ray_summary.line(), err=True)
@@ -72,23 +76,9 @@ def score_command(
     summary = score_file(
         list(text) if text else input,  # type: ignore[arg-type]
         output,
-        model=model,
-        metrics=metric or None,
-        level=level,
         format=fmt,
-        column=column,
-        id_column=id_column,
-        base=base,
-        surprisal=surprisal,
-        device=device,
-        dtype=dtype,
-        max_tokens=max_tokens,
-        resume=resume,
-        force=force,
-        skip_empty=skip_empty,
         progress=False if quiet else (True if progress else None),
-        long=long,
-        stride=stride,
+        **common,  # type: ignore[arg-type]
     )
     if not quiet:
         typer.echo(summary.line(), err=True)
