@@ -215,7 +215,7 @@ def score_dataset(
     ray = _ray()
     import pandas as pd
 
-    from pllscore.io.readers import _pick_column
+    from pllscore.io.readers import _finish
     from pllscore.metrics import resolve_metrics
     from pllscore.provenance import command_line, now
 
@@ -268,27 +268,18 @@ def score_dataset(
     for path in files:
         ds, kind_f = _read(ray, path)
         for batch in ds.iter_batches(batch_size=block_rows, batch_format="pandas"):
-            frame = batch
-            col = _pick_column(frame, column, path, kind_f)
-            text_col = text_col or col
             if kind_f in ("csv", "tsv"):  # as the local reader does: every cell is text
-                frame = frame.astype(object).where(frame.notna(), "").astype(str)
-            rows = list(range(offset, offset + len(frame)))
-            texts = frame[col]
-            bad = [i for i, t in enumerate(texts) if not isinstance(t, str) or not t.strip()]
-            if bad and not skip_empty:
-                raise InputError(
-                    f"{path} has empty or whitespace-only texts (rows {', '.join(str(rows[i]) for i in bad[:10])}); "
-                    "remove them or pass --skip-empty"
-                )
-            keep = [i for i in range(len(frame)) if i not in set(bad)]
-            frame = frame.iloc[keep].reset_index(drop=True)
-            frame.insert(0, "row", [rows[i] for i in keep])
+                batch = batch.astype(object).where(batch.notna(), "").astype(str)
+            table = _finish(batch, column, path, kind_f, [None] * len(batch), skip_empty, first_row=offset)
+            text_col = text_col or table.column
+            frame = table.frame
+            frame.insert(0, "row", table.rows)
             frame.insert(0, "_block", block)
-            manifest.append({"block": block, "file": path, "first_row": offset, "rows": len(rows), "scored": len(keep)})
+            n_rows = len(batch)
+            manifest.append({"block": block, "file": path, "first_row": offset, "rows": n_rows, "scored": len(frame)})
             if len(frame) and not _shard(out, block).exists():
                 todo.append(ray.put(frame))  # into the object store (it spills to disk); the driver keeps a ref
-            offset += len(rows)
+            offset += n_rows
             block += 1
     settings_actor = {"source": ",".join(files), "column": text_col, "level": level, "id_column": id_column,
                       "base": base, "surprisal": bool(surprisal), "metrics": chosen}  # fmt: skip

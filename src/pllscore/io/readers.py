@@ -127,18 +127,29 @@ def read_input(
 
 
 def _finish(
-    frame: Any, column: str | None, source: str, kind: str, lines: list[int | None], skip_empty: bool
+    frame: Any,
+    column: str | None,
+    source: str,
+    kind: str,
+    lines: list[int | None],
+    skip_empty: bool,
+    first_row: int = 0,
 ) -> InputTable:
+    """Pick the text column, check its cells, and drop (or refuse) empty texts.
+
+    ``first_row`` is the input row number of the frame's first row (for frames cut from a larger
+    input); ``rows`` of the result and the row numbers in messages count from it.
+    """
     col = _pick_column(frame, column, source, kind)
     texts = frame[col]
     bad_type = [i for i, t in enumerate(texts) if not isinstance(t, str) and not _is_missing(t)]
     if bad_type:
         i = bad_type[0]
-        where = f"line {lines[i]}" if lines[i] is not None else f"row {i}"
+        where = f"line {lines[i]}" if lines[i] is not None else f"row {first_row + i}"
         raise InputError(f"{where} of {source}: column {col!r} holds {type(texts.iloc[i]).__name__}, not text")
     empty = [i for i, t in enumerate(texts) if _is_missing(t) or not str(t).strip()]
     if empty and not skip_empty:
-        shown = ", ".join(str(lines[i] if lines[i] is not None else i) for i in empty[:10])
+        shown = ", ".join(str(lines[i] if lines[i] is not None else first_row + i) for i in empty[:10])
         more = f" and {len(empty) - 10} more" if len(empty) > 10 else ""
         unit = "lines" if lines[empty[0]] is not None else "rows"
         raise InputError(
@@ -147,7 +158,14 @@ def _finish(
     keep = [i for i in range(len(frame)) if i not in set(empty)]
     kept = frame.iloc[keep].reset_index(drop=True)
     kept[col] = kept[col].astype(str)
-    return InputTable(source=source, frame=kept, column=col, rows=keep, lines=[lines[i] for i in keep], skipped=empty)
+    return InputTable(
+        source=source,
+        frame=kept,
+        column=col,
+        rows=[first_row + i for i in keep],
+        lines=[lines[i] for i in keep],
+        skipped=[first_row + i for i in empty],
+    )
 
 
 def _decode(raw: bytes, source: str) -> str:
