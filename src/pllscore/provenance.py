@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import datetime as _dt
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["command_line", "model_record", "now", "versions"]
+__all__ = ["command_line", "model_record", "now", "run_record", "versions"]
 
 
 def versions() -> dict[str, str]:
@@ -38,3 +39,17 @@ def now() -> str:
 def model_record(scorer: Any) -> dict[str, Any]:
     """Name, resolved revision (when known) and kind of a scorer's model."""
     return {"name": scorer.name, "revision": scorer.revision, "kind": scorer.kind}
+
+
+def run_record(scorer: Any, metrics: Sequence[str]) -> dict[str, Any]:
+    """Model, revision, metrics, command and library versions of a run."""
+    return {
+        "model": scorer.name,
+        "revision": scorer.revision,
+        "kind": scorer.kind,
+        "metrics": list(metrics),
+        "dtype": str(getattr(scorer, "dtype", next(scorer.model.parameters()).dtype)).removeprefix("torch."),
+        "device": str(scorer.device),
+        "command": command_line(),
+        **versions(),
+    }

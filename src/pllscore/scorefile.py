@@ -17,7 +17,7 @@ from typing import Any, TextIO
 from pllscore.errors import InputError, InputTooLongError, PllscoreError
 from pllscore.io.readers import InputTable, read_input
 from pllscore.io.writers import ResumableWriter, StreamWriter, output_format
-from pllscore.provenance import now
+from pllscore.provenance import now, run_record
 
 __all__ = ["Interrupted", "ScoreSummary", "score_file"]
 
@@ -51,22 +51,6 @@ class ScoreSummary:
 
 def _short(rows: list[int]) -> str:
     return ", ".join(map(str, rows[:10])) + (f" and {len(rows) - 10} more" if len(rows) > 10 else "")
-
-
-def provenance(scorer: Any, metrics: Sequence[str]) -> dict[str, Any]:
-    """Model, revision, metrics, command and library versions of a run."""
-    from pllscore.provenance import command_line, versions
-
-    return {
-        "model": scorer.name,
-        "revision": scorer.revision,
-        "kind": scorer.kind,
-        "metrics": list(metrics),
-        "dtype": str(getattr(scorer, "dtype", next(scorer.model.parameters()).dtype)).removeprefix("torch."),
-        "device": str(scorer.device),
-        "command": command_line(),
-        **versions(),
-    }
 
 
 def score_file(
@@ -172,7 +156,7 @@ def score_file(
         "chunk_size": chunk_size,
         "long": long,
         "started": now(),
-        **provenance(scorer, chosen),
+        **run_record(scorer, chosen),
     }
     writer: ResumableWriter | StreamWriter
     if out_name is None:
@@ -194,7 +178,7 @@ def score_file(
             texts = table.texts[lo:hi]
             kwargs = {} if scorer.kind == "causal" else {"metric": list(chosen)}
             results = scorer.score(texts, progress=False, long=long, **kwargs)
-            frame = _rows(results, table, lo, hi, level, id_column, log_base, surprisal)
+            frame = output_rows(results, table, lo, hi, level, id_column, log_base, surprisal)
             writer.append(frame, hi)
             bar.update(hi - lo)
     except KeyboardInterrupt:
@@ -244,9 +228,10 @@ def _check_all(scorer: Any, table: InputTable, long: str) -> None:
             raise InputError(f"{table.source}: {e}") from None
 
 
-def _rows(
+def output_rows(
     results: Any, table: InputTable, lo: int, hi: int, level: str, id_column: str | None, base: Any, surprisal: bool
 ) -> Any:
+    """The output rows of ``table`` rows ``lo:hi`` (shared by the local and the Ray engine)."""
     import pandas as pd
 
     from pllscore.results import to_wide_frame

@@ -127,7 +127,8 @@ class _BlockScorer:
         import pyarrow.parquet as pq
 
         from pllscore.io.readers import InputTable
-        from pllscore.scorefile import _rows, provenance
+        from pllscore.provenance import run_record
+        from pllscore.scorefile import output_rows
 
         attempts = self.out / "_attempts"
         attempts.mkdir(exist_ok=True)
@@ -151,10 +152,10 @@ class _BlockScorer:
             index = getattr(e, "index", None)
             where = f"row {rows[index]} " if index is not None else ""
             raise InputError(f"{where}(block {block}): {e}") from None
-        out = _rows(results, table, 0, len(rows), s["level"], s["id_column"], s["base"], s["surprisal"])
+        out = output_rows(results, table, 0, len(rows), s["level"], s["id_column"], s["base"], s["surprisal"])
         meta = {
             **{k: v for k, v in s.items() if k != "source"},
-            **provenance(self.scorer, results.metrics),
+            **run_record(self.scorer, results.metrics),
             "block": block,
         }
         arrow = pa.Table.from_pandas(out, preserve_index=False)
@@ -165,7 +166,7 @@ class _BlockScorer:
         pq.write_table(arrow, tmp)
         os.replace(tmp, _shard(self.out, block))
         return {"block": block, "rows": len(rows), "seconds": time.perf_counter() - t0, "attempt": attempt,
-                "provenance": json.dumps(provenance(self.scorer, results.metrics), default=str)}  # fmt: skip
+                "provenance": json.dumps(run_record(self.scorer, results.metrics), default=str)}  # fmt: skip
 
 
 def score_dataset(
