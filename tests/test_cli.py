@@ -195,3 +195,20 @@ def test_help_does_not_load_torch():
     code = "import sys; from pllscore.cli import app; print('torch' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout.strip() == "False"
     assert run("--version").stdout.startswith("pllscore ")
+
+
+def test_stride_reaches_the_causal_scorer(tmp_path, monkeypatch):
+    """--stride is passed to the loaded scorer, not dropped (it once was, for named models)."""
+    import pllscore
+
+    seen = {}
+    real = pllscore.scorer.load
+
+    def spy(*args, **kwargs):
+        seen.update(kwargs)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(pllscore.scorer, "load", spy)
+    done = run("score", "--text", "The cat sat.", "-m", GPT2, "--long", "window", "--stride", "7", "-q")
+    assert done.returncode == 0, done.stderr
+    assert seen["stride"] == 7 and seen["long"] == "window"

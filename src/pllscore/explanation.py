@@ -133,25 +133,15 @@ def explain(
         device, dtype: passed to :func:`pllscore.load` for models given by name.
         plot: also draw the figure to this file (.png, .svg or .pdf).
     """
-    import pllscore
-    from pllscore.errors import ModelError
     from pllscore.metrics import resolve_metrics
+    from pllscore.scorer import as_scorer
 
-    def _load(m: Any) -> Any:
-        return m if isinstance(m, pllscore.Scorer) else pllscore.load(m, device=device, dtype=dtype)
-
-    mlm = _load(model)
-    if mlm.kind != "masked":
-        raise ModelError(
-            f"{mlm.name!r} is a causal LM; explain needs a masked LM as --model (use --causal-model for it)"
-        )
+    mlm = as_scorer(model, kind="masked", role="explain", device=device, dtype=dtype)
     chosen = resolve_metrics(metrics)
     masked = mlm.score(texts, metric=list(chosen))
     causal = None
     if causal_model is not None:
-        clm = _load(causal_model)
-        if clm.kind != "causal":
-            raise ModelError(f"{clm.name!r} is a masked LM; --causal-model needs a causal LM such as gpt2")
+        clm = as_scorer(causal_model, kind="causal", role="--causal-model", device=device, dtype=dtype)
         causal = clm.score(texts)
     result = Explanation(masked=masked, causal=causal, metrics=chosen)
     if plot is not None:

@@ -106,8 +106,8 @@ def score_file(
     Raises:
         Interrupted: on Ctrl-C, after recording progress; rerun with ``resume=True``.
     """
-    import pllscore
     from pllscore.metrics import resolve_metrics
+    from pllscore.scorer import as_scorer
 
     out_name = None if output is None or os.fspath(output) == "-" else os.fspath(output)
     fmt = output_format(out_name, format)
@@ -130,11 +130,7 @@ def score_file(
     ):
         raise InputError(f"output {out_name!r} is the input file; choose another output path")
 
-    scorer = (
-        model
-        if isinstance(model, pllscore.Scorer)
-        else pllscore.load(model, device=device, dtype=dtype, max_tokens=max_tokens)
-    )
+    scorer = as_scorer(model, device=device, dtype=dtype, max_tokens=max_tokens, long=long, stride=stride)
     if scorer.kind == "causal":
         if metrics:
             raise InputError(f"{scorer.name!r} is a causal LM, scored by its log-likelihood; drop the metric option")

@@ -24,7 +24,7 @@ from pllscore.plan.masks import build_plan
 from pllscore.plan.windows import causal_windows, centred_starts
 from pllscore.results import Results, SentenceScore
 
-__all__ = ["CausalScorer", "MaskedScorer", "Scorer", "load", "score"]
+__all__ = ["CausalScorer", "MaskedScorer", "Scorer", "as_scorer", "load", "score"]
 
 # padded tokens per batch when the caller gives none
 _DEFAULT_MAX_TOKENS = {"cuda": 32768, "mps": 8192, "cpu": 4096}
@@ -429,6 +429,20 @@ def load(
     return CausalScorer(loaded.model, loaded.tokenizer, bos=bos, stride=stride, **common)
 
 
+def as_scorer(
+    model: Any, *, kind: Kind | None = None, role: str = "this", **load_kwargs: Any
+) -> MaskedScorer | CausalScorer:
+    """A scorer from a Hub name or a folder (loaded with ``load_kwargs``), or a scorer given as is.
+
+    With ``kind``, a scorer of the other kind is refused: "<name> is a causal LM; <role> needs a
+    masked LM".
+    """
+    scorer = load(model, **load_kwargs) if isinstance(model, (str, os.PathLike)) else model
+    if kind is not None and scorer.kind != kind:
+        raise ModelError(f"{scorer.name!r} is a {scorer.kind} LM; {role} needs a {kind} LM")
+    return scorer  # type: ignore[no-any-return]
+
+
 def score(
     texts: str | Iterable[str],
     model: str | os.PathLike[str] | Scorer,
@@ -437,5 +451,4 @@ def score(
     **load_kwargs: Any,
 ) -> Results:
     """One call: load ``model`` (unless it is already a scorer) and score ``texts``."""
-    scorer = model if isinstance(model, Scorer) else load(model, **load_kwargs)
-    return scorer.score(texts, metric=metric)  # type: ignore[union-attr]
+    return as_scorer(model, **load_kwargs).score(texts, metric=metric)  # type: ignore[arg-type]

@@ -82,23 +82,15 @@ def run_diagnose(
     """
     import pandas as pd
 
-    import pllscore
     from pllscore.analysis import diagnostics as dx
     from pllscore.io.tables import write_tables
+    from pllscore.scorer import as_scorer
 
     texts, source = _sentences(data, column, sample, seed)
-    mlm = model if isinstance(model, pllscore.Scorer) else pllscore.load(model, device=device, dtype=dtype)
-    if mlm.kind != "masked":
-        raise InputError(f"{mlm.name!r} is a causal LM; pass it as --causal-model and a masked LM as --model")
+    mlm = as_scorer(model, kind="masked", role="diagnose", device=device, dtype=dtype)
     clm = None
     if causal_model is not None:
-        clm = (
-            causal_model
-            if isinstance(causal_model, pllscore.Scorer)
-            else pllscore.load(causal_model, device=device, dtype=dtype)
-        )
-        if clm.kind != "causal":
-            raise InputError(f"{clm.name!r} is a masked LM; --causal-model needs a causal LM")
+        clm = as_scorer(causal_model, kind="causal", role="--causal-model", device=device, dtype=dtype)
     masked = mlm.score(texts, metric=metrics, progress=progress)
     causal = clm.score(texts, progress=progress) if clm is not None else None
 

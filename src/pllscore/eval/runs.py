@@ -33,12 +33,12 @@ class EvalResult:
 
 
 def _scorers(models: Sequence[Any], device: str, dtype: str | None) -> list[Any]:
-    import pllscore
+    from pllscore.scorer import as_scorer
 
     if not models:
         raise InputError("no model given; pass --model (repeatable)")
     # anything that is not a name or a path is taken to be a scorer already
-    return [pllscore.load(m, device=device, dtype=dtype) if isinstance(m, (str, os.PathLike)) else m for m in models]
+    return [as_scorer(m, device=device, dtype=dtype) for m in models]
 
 
 def _label(scorer: Any) -> str:
