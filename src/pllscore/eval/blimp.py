@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from pllscore.errors import InputError
-from pllscore.eval.pairs import accuracy, score_pairs
+from pllscore.eval.pairs import accuracy
 
-__all__ = ["PHENOMENA", "blimp_tables", "load_blimp", "score_blimp", "summary_table"]
+__all__ = ["PHENOMENA", "blimp_tables", "load_blimp", "summary_table"]
 
 #: BLiMP's 12 phenomena (``linguistics_term``), in the column order of the paper's table
 PHENOMENA = (
@@ -83,13 +83,6 @@ def load_blimp(data: str | os.PathLike[str], paradigms: Sequence[str] | None = N
                         f"line {n} of {path} is {what}; BLiMP lines need sentence_good, sentence_bad, linguistics_term"
                     ) from None
     return pd.DataFrame(rows)
-
-
-def score_blimp(
-    scorer: Any, pairs: Any, *, metrics: str | Sequence[str] | None = None, progress: bool | None = None
-) -> Any:
-    """Per-pair scores of one model on BLiMP pairs (see :func:`~pllscore.eval.pairs.score_pairs`)."""
-    return score_pairs(scorer, pairs, metrics=metrics, progress=progress)
 
 
 def blimp_tables(scored: Any) -> tuple[Any, Any]:
