@@ -26,8 +26,9 @@ from pllscore.results import Results, SentenceScore
 
 __all__ = ["CausalScorer", "MaskedScorer", "Scorer", "as_scorer", "load", "score"]
 
-# padded tokens per batch when the caller gives none
-_DEFAULT_MAX_TOKENS = {"cuda": 32768, "mps": 8192, "cpu": 4096}
+# padded tokens per batch when the caller gives none. On a CPU, 1024 keeps a layer's
+# activations in the last-level cache; larger batches made scoring 5-10% slower (BENCHMARKS.md).
+_DEFAULT_MAX_TOKENS = {"cuda": 32768, "mps": 8192, "cpu": 1024}
 
 
 @dataclass(frozen=True)
@@ -108,7 +109,7 @@ class Scorer:
         dev = next(model.parameters()).device
         if max_tokens is not None and (not isinstance(max_tokens, int) or max_tokens < 1):
             raise InputError(f"max_tokens must be a positive integer, got {max_tokens!r}")
-        self.max_tokens = max_tokens or _DEFAULT_MAX_TOKENS.get(dev.type, 4096)
+        self.max_tokens = max_tokens or _DEFAULT_MAX_TOKENS.get(dev.type, 1024)
         self._pad_id = next(
             (i for i in (tokenizer.pad_token_id, tokenizer.eos_token_id, tokenizer.unk_token_id) if i is not None), 0
         )
