@@ -11,6 +11,8 @@ from tests import oracle
 from tests.conftest import MASKED_FAMILIES, SENTENCES
 
 ATOL = 1e-5
+# families whose last encoder layer runs only at the read positions (engine/last_layer.py)
+LAST_LAYER_AT_READS = {"bert-wordpiece", "roberta-bpe", "xlmr-unigram", "electra-wordpiece"}
 
 
 @pytest.mark.parametrize("family", MASKED_FAMILIES)
@@ -19,6 +21,7 @@ def test_masked_families_equal_oracle_for_all_metrics(masked_models, family):
     scorer = MaskedScorer(model, tok, max_tokens=64)  # small budget: many batches, with padding
     results = scorer.score(SENTENCES, metric="all")
     assert scorer.engine.parts is not None, f"{family} should use its per-family head"
+    assert (scorer.engine.last_layer is not None) == (family in LAST_LAYER_AT_READS), family
     for k, metric in enumerate(METRICS):
         for i, text in enumerate(SENTENCES):
             got = results[k * len(SENTENCES) + i]
@@ -33,6 +36,16 @@ def test_generic_fallback_equals_oracle(masked_models, family):
     scorer = MaskedScorer(model, tok, max_tokens=48)
     scorer.engine.parts = None  # as for a family without a known head
     results = scorer.score(SENTENCES[:3], metric=["word-l2r", "sentence-l2r"])
+    for r in results:
+        np.testing.assert_allclose(r.logprobs, oracle.masked_logprobs(model, tok, r.text, r.metric), atol=ATOL, rtol=0)
+
+
+@pytest.mark.parametrize("family", sorted(LAST_LAYER_AT_READS))
+def test_full_last_layer_equals_oracle(masked_models, family):
+    model, tok = masked_models[family]
+    scorer = MaskedScorer(model, tok, max_tokens=48)
+    scorer.engine.last_layer = None  # every position through every layer
+    results = scorer.score(SENTENCES[:3], metric=["original", "whole-word"])
     for r in results:
         np.testing.assert_allclose(r.logprobs, oracle.masked_logprobs(model, tok, r.text, r.metric), atol=ATOL, rtol=0)
 

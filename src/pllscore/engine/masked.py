@@ -1,7 +1,8 @@
 """Run a :class:`~pllscore.plan.masks.MaskPlan` through a masked LM.
 
-Each batch of masked copies goes through the encoder once; the LM head is applied only
-at the positions where a score is read.
+Each batch of masked copies goes through the encoder once; the LM head, and for
+BERT-style encoders the last layer too (:mod:`pllscore.engine.last_layer`), run only at
+the positions where a score is read.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import torch
 
 from pllscore.engine.executor import precision, run_batches
 from pllscore.engine.heads import split_masked_lm
+from pllscore.engine.last_layer import TargetRowsLastLayer
 from pllscore.engine.readout import pick_logprobs, read_logprobs
 from pllscore.plan.masks import MaskPlan
 
@@ -31,6 +33,7 @@ class MaskedEngine:
         self.vocab_size = vocab_size
         self.autocast = autocast  # None: float32, exact
         self.parts = split_masked_lm(model)
+        self.last_layer = TargetRowsLastLayer.for_encoder(self.parts[0]) if self.parts is not None else None
 
     @property
     def device(self) -> torch.device:
@@ -69,8 +72,11 @@ class MaskedEngine:
         t_rows, t_pos, t_tgt = (torch.from_numpy(a).to(dev) for a in (rows, pos, targets))
         if self.parts is not None:
             encoder, head = self.parts
-            hidden = encoder(input_ids=t_ids, attention_mask=t_att)[0]
-            lp = read_logprobs(head, hidden[t_rows, t_pos], t_tgt, self.vocab_size)
+            if self.last_layer is not None:
+                at_reads = self.last_layer(t_ids, t_att, t_rows, t_pos)
+            else:
+                at_reads = encoder(input_ids=t_ids, attention_mask=t_att)[0][t_rows, t_pos]
+            lp = read_logprobs(head, at_reads, t_tgt, self.vocab_size)
         else:
             logits = self.model(input_ids=t_ids, attention_mask=t_att).logits
             lp = pick_logprobs(logits[t_rows, t_pos], t_tgt)
