@@ -150,6 +150,11 @@ def matmul_flops(fn) -> float:
     return float(counter.get_total_flops())
 
 
+def ntok(tok, texts) -> int:
+    """Tokens scored by a masked LM: all but the two special tokens."""
+    return sum(len(tok(t)["input_ids"]) - 2 for t in texts)
+
+
 # --- systems -------------------------------------------------------------------------------
 def naive_pll(model, tok, texts, metric):
     """One unbatched forward pass per masked copy, full logits (the test suite's oracle, as a system)."""
@@ -193,6 +198,8 @@ def main() -> None:
     ap.add_argument("--brown", type=int, default=1000, help="Brown sentences (a seeded sample)")
     ap.add_argument("--naive", type=int, default=8, help="sentences for the naive loop (it is slow)")
     ap.add_argument("--minicons-batch", type=int, default=16, help="sentences per minicons call")
+    ap.add_argument("--subset", type=int, default=200,
+                    help="sentences for the FLOP rate and the whole-word and all-four timings")  # fmt: skip
     ap.add_argument("--threads", type=int, default=torch.get_num_threads())
     ap.add_argument("--bf16", type=int, default=100, help="EventsAdapt sentences for the bfloat16 comparison")
     ap.add_argument("--skip-long", action="store_true", help="skip the 510-token text (about 7 minutes on 2 cores)")
@@ -234,41 +241,44 @@ def main() -> None:
         print(lines[-1], flush=True)
 
     print("\n".join(lines), flush=True)
+    agreement: list[str] = []
+    causal_notes: list[str] = []
     for wl, texts in workloads.items():
-        tokens = sum(len(wp(t)["input_ids"]) - 2 for t in texts)
+        tokens = ntok(wp, texts)
         # agreement first, on a few sentences
         k = min(8, len(texts))
         for metric in ("original", "word-l2r"):
             a = ours.score(texts[:k], metric=metric).totals
             b = minicons_pll(theirs, texts[:k], metric, args.minicons_batch)
             c = naive_pll(bert, wp, texts[: min(k, args.naive)], metric)
-            assert np.abs(a - b).max() < 1e-3 and np.abs(a[: len(c)] - c).max() < 1e-3, (metric, a - b)
-        times = {}
+            d_naive, d_minicons = np.abs(a[: len(c)] - c).max(), np.abs(a - b).max()
+            # exact: within 1e-4 nats per sentence of the naive loop (float32)
+            assert d_naive < 1e-4 and d_minicons < 1e-3, (metric, d_naive, d_minicons)
+            agreement.append(f"agreement, {wl} {metric}, first {k}: max |pllscore - naive| {d_naive:.1e}, "
+                             f"|pllscore - minicons| {d_minicons:.1e} nats per sentence")  # fmt: skip
+            print(agreement[-1], flush=True)
         for metric in ("original", "word-l2r"):
             _, t_m, rss_m = timed(lambda: minicons_pll(theirs, texts, metric, args.minicons_batch))
             res, t_o, rss_o = timed(lambda: ours.score(texts, metric=metric, progress=False))
-            flops = matmul_flops(lambda: ours.score(texts, metric=metric, progress=False))
             row(wl, metric, "minicons", len(texts), t_m, tokens, None, rss_m)
-            row(wl, metric, "pllscore", len(texts), t_o, tokens, t_m / t_o, rss_o, flops / t_o / 1e9)
+            row(wl, metric, "pllscore", len(texts), t_o, tokens, t_m / t_o, rss_o)
             nn = min(args.naive, len(texts))
             _, t_n, rss_n = timed(lambda: naive_pll(bert, wp, texts[:nn], metric))
-            row(
-                wl,
-                metric,
-                f"naive (first {nn})",
-                nn,
-                t_n,
-                sum(len(wp(t)["input_ids"]) - 2 for t in texts[:nn]),
-                None,
-                rss_n,
-            )
-            times[metric] = t_o
-        _, t_ww, rss = timed(lambda: ours.score(texts, metric="whole-word", progress=False))
-        row(wl, "whole-word", "pllscore", len(texts), t_ww, tokens, None, rss)
-        _, t_all, rss = timed(lambda: ours.score(texts, metric="all", progress=False))
-        row(wl, "all four", "pllscore", len(texts), t_all, tokens, None, rss)
-        lines.append(f"\n{wl}: all four metrics / word-l2r alone = {t_all / times['word-l2r']:.2f}; "
-                     f"whole-word / word-l2r = {t_ww / times['word-l2r']:.2f}\n")  # fmt: skip
+            row(wl, metric, f"naive (first {nn})", nn, t_n, ntok(wp, texts[:nn]), None, rss_n)
+        # cost of the other metrics, and the FLOP rate, on the first --subset sentences
+        sub = texts[: args.subset]
+        times, flops = {}, {}
+        for metric in ("word-l2r", "whole-word", "all"):
+            _, times[metric], rss = timed(lambda: ours.score(sub, metric=metric, progress=False))
+            flops[metric] = matmul_flops(lambda: ours.score(sub, metric=metric, progress=False))
+            name = "all four" if metric == "all" else metric
+            row(wl, name, f"pllscore (first {len(sub)})", len(sub), times[metric], ntok(wp, sub), None, rss,
+                flops[metric] / times[metric] / 1e9)  # fmt: skip
+        theirs_flops = matmul_flops(lambda: minicons_pll(theirs, sub, "word-l2r", args.minicons_batch))
+        lines.append(f"\n{wl}, first {len(sub)} sentences: all four metrics / word-l2r alone = "
+                     f"{times['all'] / times['word-l2r']:.2f}; whole-word / word-l2r = "
+                     f"{times['whole-word'] / times['word-l2r']:.2f}; matmul FLOPs of word-l2r, "
+                     f"minicons / pllscore = {theirs_flops / flops['word-l2r']:.2f}\n")  # fmt: skip
         print(lines[-1], flush=True)
 
     # causal LL
@@ -280,9 +290,17 @@ def main() -> None:
         assert np.abs(a - b).max() < 1e-3, a - b
         _, t_m, rss_m = timed(lambda: minicons_ll(clm_theirs, texts, args.minicons_batch))
         _, t_o, rss_o = timed(lambda: clm_ours.score(texts, progress=False))
-        flops = matmul_flops(lambda: clm_ours.score(texts, progress=False))
+        sub = texts[: args.subset]
+        _, t_sub, _ = timed(lambda: clm_ours.score(sub, progress=False))
+        flops = matmul_flops(lambda: clm_ours.score(sub, progress=False))
         row(wl, "causal LL", "minicons", len(texts), t_m, tokens, None, rss_m)
-        row(wl, "causal LL", "pllscore", len(texts), t_o, tokens, t_m / t_o, rss_o, flops / t_o / 1e9)
+        row(wl, "causal LL", "pllscore", len(texts), t_o, tokens, t_m / t_o, rss_o)
+        row(wl, "causal LL", f"pllscore (first {len(sub)})", len(sub), t_sub,
+            sum(len(bpe(t)["input_ids"]) for t in sub), None, rss_o, flops / t_sub / 1e9)  # fmt: skip
+        theirs_flops = matmul_flops(lambda: minicons_ll(clm_theirs, sub, args.minicons_batch))
+        causal_notes.append(f"{wl}, first {len(sub)} sentences: matmul FLOPs of causal LL, minicons / pllscore = "
+                            f"{theirs_flops / flops:.2f}")  # fmt: skip
+        print(causal_notes[-1], flush=True)
 
     # reduced precision: bfloat16 weights against float32, per token, on EventsAdapt
     texts = workloads["EventsAdapt"][: args.bf16]
@@ -300,7 +318,9 @@ def main() -> None:
 
     # one 510-token text (the most bert-base takes), word-l2r
     if args.skip_long:
-        Path(__file__).resolve().parent.joinpath("last-run.md").write_text("\n".join(lines) + "\n")
+        Path(__file__).resolve().parent.joinpath("last-run.md").write_text(
+            "\n".join(lines + ["", *causal_notes, "", *agreement]) + "\n"
+        )
         return
     long_text = " ".join(brown_all[:60])
     ids = wp(long_text)["input_ids"][1:511]
@@ -314,7 +334,7 @@ def main() -> None:
     )
     print(lines[-1], flush=True)
     out = Path(__file__).resolve().parent / "last-run.md"
-    out.write_text("\n".join(lines) + "\n")
+    out.write_text("\n".join(lines + ["", *causal_notes, "", *agreement]) + "\n")
     print(f"\nwritten to {out}")
 
 
