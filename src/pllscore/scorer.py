@@ -109,7 +109,7 @@ class Scorer:
         dev = next(model.parameters()).device
         if max_tokens is not None and (not isinstance(max_tokens, int) or max_tokens < 1):
             raise InputError(f"max_tokens must be a positive integer, got {max_tokens!r}")
-        self.max_tokens = max_tokens or _DEFAULT_MAX_TOKENS.get(dev.type, 1024)
+        self.max_tokens = max_tokens or _DEFAULT_MAX_TOKENS.get(dev.type, _DEFAULT_MAX_TOKENS["cpu"])
         self._pad_id = next(
             (i for i in (tokenizer.pad_token_id, tokenizer.eos_token_id, tokenizer.unk_token_id) if i is not None), 0
         )

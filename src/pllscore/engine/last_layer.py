@@ -28,7 +28,7 @@ class _Captured(Exception):
         self.hidden = hidden
 
 
-def _bert_style_layers(encoder: Any) -> Any | None:
+def _bert_style_last_layer(encoder: Any) -> Any | None:
     layers = getattr(getattr(encoder, "encoder", None), "layer", None)
     if not isinstance(layers, torch.nn.ModuleList) or len(layers) == 0:
         return None
@@ -47,21 +47,21 @@ def _bert_style_layers(encoder: Any) -> Any | None:
         return None
     if not all(isinstance(p, torch.nn.Linear) for p in parts):
         return None
-    return layers
+    return last
 
 
 class TargetRowsLastLayer:
     """An encoder's hidden states at chosen (row, position) pairs, with its last layer run only there."""
 
-    def __init__(self, encoder: Any, layers: Any) -> None:
+    def __init__(self, encoder: Any, last: Any) -> None:
         self.encoder = encoder
-        self.last = layers[-1]
+        self.last = last
 
     @classmethod
     def for_encoder(cls, encoder: Any) -> TargetRowsLastLayer | None:
         """The fast path for a BERT-style encoder, or None when its layers look different."""
-        layers = _bert_style_layers(encoder)
-        return None if layers is None else cls(encoder, layers)
+        last = _bert_style_last_layer(encoder)
+        return None if last is None else cls(encoder, last)
 
     def __call__(
         self, input_ids: torch.Tensor, attention_mask: torch.Tensor, rows: torch.Tensor, pos: torch.Tensor
