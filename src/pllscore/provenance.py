@@ -3,12 +3,26 @@
 from __future__ import annotations
 
 import datetime as _dt
+import hashlib
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["command_line", "model_record", "now", "run_record", "versions"]
+__all__ = [
+    "command_line",
+    "content_fingerprint",
+    "file_sha256",
+    "folder_fingerprint",
+    "model_identity",
+    "model_key",
+    "model_record",
+    "now",
+    "run_record",
+    "versions",
+    "weights_fingerprint",
+]
 
 
 def versions() -> dict[str, str]:
@@ -53,3 +67,79 @@ def run_record(scorer: Any, metrics: Sequence[str]) -> dict[str, Any]:
         "command": command_line(),
         **versions(),
     }
+
+
+# files in a model folder that do not change what the model computes
+_NOT_MODEL_FILES = {"README.md", "training_log.json", "training_log_continued.json", ".gitattributes"}
+_HASH_CACHE: dict[tuple[str, int, int], str] = {}
+
+
+def file_sha256(path: str | os.PathLike[str]) -> str:
+    """SHA-256 of a file's bytes (cached per path, size and modification time within a process)."""
+    st = os.stat(path)
+    key = (os.path.abspath(path), st.st_size, st.st_mtime_ns)
+    if key not in _HASH_CACHE:
+        h = hashlib.sha256()
+        with open(path, "rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                h.update(block)
+        _HASH_CACHE[key] = h.hexdigest()
+    return _HASH_CACHE[key]
+
+
+def content_fingerprint(paths: Sequence[str | os.PathLike[str]]) -> str:
+    """One SHA-256 over the contents of ``paths`` in the given order (names left out: a moved file is the same)."""
+    h = hashlib.sha256()
+    for p in paths:
+        h.update(file_sha256(p).encode())
+    return h.hexdigest()
+
+
+def folder_fingerprint(folder: str | os.PathLike[str]) -> str:
+    """SHA-256 over a model folder's files (config, weights, tokenizer), by name and content."""
+    h = hashlib.sha256()
+    for p in sorted(Path(folder).iterdir()):
+        if p.is_file() and p.name not in _NOT_MODEL_FILES and not p.name.startswith("."):
+            h.update(p.name.encode() + b"\0" + file_sha256(p).encode() + b"\n")
+    return h.hexdigest()
+
+
+def weights_fingerprint(model: Any) -> str:
+    """SHA-256 over a model's parameters and buffers (for models that are not a folder or a Hub revision)."""
+    import torch
+
+    h = hashlib.sha256()
+    for name, t in sorted(model.state_dict().items()):
+        h.update(name.encode() + b"\0" + str(t.dtype).encode() + str(tuple(t.shape)).encode())
+        h.update(t.detach().to("cpu").reshape(-1).contiguous().view(torch.uint8).numpy().tobytes())
+    return h.hexdigest()
+
+
+def model_identity(scorer: Any) -> dict[str, Any]:
+    """What pins down a scorer's model: its name, resolved revision, and a fingerprint of its files.
+
+    A local folder (or a single model file) is fingerprinted by content, so two folders with the
+    same name but different weights differ; a Hub model is pinned by its resolved commit; a
+    model built in memory by its parameters.
+    """
+    name = os.fspath(scorer.name)
+    source = getattr(scorer, "source_file", None)
+    if source and os.path.isfile(source):
+        fingerprint = "sha256:" + file_sha256(source)
+    elif os.path.isdir(name):
+        fingerprint = "sha256:" + folder_fingerprint(name)
+    elif getattr(scorer, "revision", None):
+        fingerprint = f"revision:{scorer.revision}"
+    else:
+        fingerprint = "weights:" + weights_fingerprint(scorer.model)
+    path = os.path.abspath(name) if os.path.exists(name) else name
+    return {"name": path, "revision": getattr(scorer, "revision", None), "fingerprint": fingerprint}
+
+
+def model_key(scorer: Any) -> str:
+    """A short unique label for tables: the model's readable name and 12 hex digits of its fingerprint."""
+    ident = model_identity(scorer)
+    name = ident["name"].rstrip("/\\")
+    label = os.path.basename(name) if os.path.exists(name) else name
+    digest = ident["fingerprint"].split(":", 1)[1]
+    return f"{label}@{digest[:12]}"
