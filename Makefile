@@ -17,5 +17,9 @@ venv: $(BIN)/.installed
 demo: venv
 	$(BIN)/python examples/demo.py
 
+# lint, then what a user installing the wheel meets, then the test suite (its summary line last)
 test: venv
+	$(BIN)/ruff check src tests benchmarks examples
+	$(BIN)/ruff format --check src tests benchmarks examples
+	scripts/check-install.sh
 	$(BIN)/python -m pytest -q

@@ -63,13 +63,13 @@ def _quiet_libraries() -> None:
 
 def main() -> None:
     """Entry point of the console script."""
-    import click
-
     debug = "--debug" in sys.argv[1:]
     if any(a in sys.argv[1:] for a in ("score", "explain", "blimp", "pairs", "diagnose", "report")):
         _quiet_libraries()
     try:
-        app(standalone_mode=False)
+        # standalone mode: typer's own click (a vendored copy in typer >= 0.22, the click package before)
+        # prints usage errors as a usage line and exits 2, so no click class needs naming here
+        app(standalone_mode=True)
     except PllscoreError as e:
         if debug:
             raise
@@ -77,11 +77,3 @@ def main() -> None:
 
         typer.echo(f"error: {e}", err=True)
         sys.exit(130 if isinstance(e, Interrupted) else 1)
-    except click.exceptions.Abort:
-        typer.echo("aborted", err=True)
-        sys.exit(130)
-    except click.ClickException as e:
-        e.show()
-        sys.exit(e.exit_code)
-    except typer.Exit as e:
-        sys.exit(e.exit_code)

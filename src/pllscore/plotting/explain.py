@@ -24,7 +24,7 @@ def _pyplot() -> Any:
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        raise InputError("figures need matplotlib: pip install 'pllscore[plot]'") from None
+        raise InputError("figures need matplotlib; reinstall it: pip install matplotlib") from None
     return plt
 
 
