@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 import pllscore
 from pllscore import CausalScorer, InputError, MaskedScorer, ModelError
 from pllscore.engine.loading import resolve_device, resolve_dtype
+from tests.conftest import MASKED_FAMILIES
 
 
 @pytest.fixture(scope="module")
@@ -76,3 +79,139 @@ def test_device_and_dtype_resolution():
     assert resolve_dtype(None) is torch.float32 and resolve_dtype("bf16") is torch.bfloat16
     with pytest.raises(InputError, match="unsupported dtype"):
         resolve_dtype("int8")
+
+
+# -- checkpoints without a trained LM head are refused ---------------------------------------
+
+
+def _bert_config(tok):
+    from transformers import BertConfig
+
+    return BertConfig(
+        vocab_size=len(tok),
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=37,
+        max_position_embeddings=64,
+        pad_token_id=tok.pad_token_id,
+    )
+
+
+def _headless(kind: str, tok):
+    import torch
+    from transformers import BertForSequenceClassification, BertModel, ElectraConfig, ElectraForPreTraining
+
+    torch.manual_seed(0)
+    if kind == "sequence-classifier":
+        return BertForSequenceClassification(_bert_config(tok))
+    if kind == "sentence-embedding":  # what a sentence-embedding folder holds: a bare encoder
+        return BertModel(_bert_config(tok))
+    return ElectraForPreTraining(  # an ELECTRA discriminator: replaced-token detection, no vocabulary head
+        ElectraConfig(
+            vocab_size=len(tok),
+            embedding_size=16,
+            hidden_size=32,
+            num_hidden_layers=2,
+            num_attention_heads=2,
+            intermediate_size=37,
+            max_position_embeddings=64,
+            pad_token_id=tok.pad_token_id,
+        )
+    )
+
+
+HEADLESS = {
+    "sequence-classifier": "cls.predictions",
+    "sentence-embedding": "cls.predictions",
+    "electra-discriminator": "generator_predictions",
+}
+
+
+@pytest.fixture(scope="module")
+def headless(tmp_path_factory):
+    from tests import tokenizers_fixtures as tf
+
+    tok = tf.wordpiece()
+    root = tmp_path_factory.mktemp("headless")
+    for kind in HEADLESS:
+        _headless(kind, tok).save_pretrained(root / kind)
+        tok.save_pretrained(root / kind)
+    return root
+
+
+@pytest.mark.parametrize("kind", list(HEADLESS))
+def test_checkpoint_without_lm_head_is_refused(headless, kind):
+    with pytest.raises(ModelError) as e:
+        pllscore.load(headless / kind, device="cpu")
+    message = str(e.value)
+    assert "\n" not in message
+    assert HEADLESS[kind] in message and "randomly initialised" in message
+    assert "has no trained masked-LM head" in message
+    assert re.search(r": \d+ weights of \w+ are not in the checkpoint", message) and "more)" in message
+    assert "use a checkpoint with a masked-LM head" in message
+
+
+def test_checkpoint_without_lm_head_is_refused_when_kind_is_forced(headless):
+    with pytest.raises(ModelError, match="randomly initialised"):
+        pllscore.load(headless / "sentence-embedding", device="cpu", kind="masked")
+
+
+def test_tied_output_embeddings_load(saved):
+    """BERT's decoder and GPT-2's lm_head are tied to the input embeddings and not saved: not missing."""
+    from safetensors import safe_open
+
+    def keys(folder):
+        with safe_open(str(folder / "model.safetensors"), framework="pt") as f:
+            return set(f.keys())
+
+    assert "cls.predictions.decoder.weight" not in keys(saved / "bert")
+    assert "lm_head.weight" not in keys(saved / "gpt2")
+    assert isinstance(pllscore.load(saved / "bert", device="cpu"), MaskedScorer)
+    clm = pllscore.load(saved / "gpt2", device="cpu")
+    assert isinstance(clm, CausalScorer) and clm.score("The cat sat.")[0].total < 0
+
+
+@pytest.mark.parametrize("family", MASKED_FAMILIES)
+def test_every_masked_fixture_family_loads(tmp_path, masked_models, family):
+    model, tok = masked_models[family]
+    model.save_pretrained(tmp_path)
+    tok.save_pretrained(tmp_path)
+    text = "The cat sat on the mat."
+    got = pllscore.load(tmp_path, device="cpu").score(text)[0].total
+    assert got == pytest.approx(MaskedScorer(model, tok).score(text)[0].total, abs=1e-5)
+
+
+def test_llama_fixture_loads(tmp_path, causal_models):
+    model, tok = causal_models["llama-unigram"]
+    model.save_pretrained(tmp_path)
+    tok.save_pretrained(tmp_path)
+    assert isinstance(pllscore.load(tmp_path, device="cpu"), CausalScorer)
+
+
+def test_cli_refuses_checkpoint_without_lm_head(headless, tmp_path):
+    from tests.test_cli import run
+
+    (tmp_path / "in.txt").write_text("The cat sat on the mat.\n")
+    done = run("score", str(tmp_path / "in.txt"), "-m", str(headless / "sequence-classifier"), "-q")
+    assert done.returncode == 1
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and "Traceback" not in done.stderr
+    assert "randomly initialised" in lines[0] and "cls.predictions" in lines[0]
+    assert done.stdout == ""
+
+
+def test_checkpoint_missing_body_weights_is_refused(tmp_path, masked_models):
+    """A config with more layers than the weights hold: the extra layer would be random."""
+    import json
+
+    model, tok = masked_models["bert-wordpiece"]
+    model.save_pretrained(tmp_path)
+    tok.save_pretrained(tmp_path)
+    config = json.loads((tmp_path / "config.json").read_text())
+    config["num_hidden_layers"] += 1
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    with pytest.raises(
+        ModelError, match=r"lacks weights of BertForMaskedLM's body: \d+ weights .*bert\.encoder\.layer\.2"
+    ):
+        pllscore.load(tmp_path, device="cpu")

@@ -1,6 +1,8 @@
 """Model and tokenizer from a Hub name or a local folder; masked vs causal from the config.
 
-Every failure of transformers or the file system becomes a one-line :class:`ModelError`.
+Every failure of transformers or the file system becomes a one-line :class:`ModelError`, and
+so does a checkpoint that would score with weights transformers had to initialise at random
+(a classifier or a bare encoder loaded as a masked LM, an ELECTRA discriminator).
 """
 
 from __future__ import annotations
@@ -199,9 +201,10 @@ def load_pretrained(
     auto = AutoModelForMaskedLM if chosen == "masked" else AutoModelForCausalLM
     dtype_key = "dtype" if int(transformers.__version__.split(".")[0]) >= 5 else "torch_dtype"
     try:
-        model = auto.from_pretrained(name, **common, **{dtype_key: torch.float32})
+        model, info = auto.from_pretrained(name, **common, **{dtype_key: torch.float32}, output_loading_info=True)
     except (OSError, ValueError, KeyError) as e:
         raise ModelError(f"cannot load {name!r} as a {chosen} LM: {_one_line(e)}") from e
+    _check_loaded_weights(model, info, name=name, arch=arch, kind=chosen)
     model.eval().to(torch_device)
     return Loaded(
         model=model,
@@ -210,4 +213,37 @@ def load_pretrained(
         name=name,
         revision=revision or getattr(config, "_commit_hash", None),
         device=torch_device,
+    )
+
+
+_HEADS = {
+    "masked": "a masked-LM head (a *ForMaskedLM model such as bert-base-cased or roberta-base)",
+    "causal": "a causal-LM head (a *ForCausalLM or *LMHeadModel model such as gpt2)",
+}
+
+
+def _check_loaded_weights(model: Any, info: dict[str, Any], *, name: str, arch: str, kind: Kind) -> None:
+    """Refuse a model any of whose weights transformers initialised at random.
+
+    ``info`` is ``from_pretrained(..., output_loading_info=True)``'s report. Weights tied to
+    others (GPT-2's ``lm_head`` to ``wte``, BERT's decoder to the word embeddings) are not in
+    its missing keys: they are the trained ones. Unexpected keys (a pooler, an NSP head) are
+    left unused and harmless.
+    """
+    errors = [str(m) for m in info.get("error_msgs") or () if str(m).strip()]
+    if errors:
+        raise ModelError(f"cannot load {name!r} as a {kind} LM: {_one_line(ValueError(errors[0]))}")
+    mismatched = {k[0] if isinstance(k, (tuple, list)) else k for k in info.get("mismatched_keys") or ()}
+    missing = sorted(set(info.get("missing_keys") or ()) | mismatched)
+    if not missing:
+        return
+    prefix = getattr(model, "base_model_prefix", "") or ""
+    body = [k for k in missing if prefix and k.startswith(prefix + ".")]
+    lead = f"has no trained {kind}-LM head" if not body else f"lacks weights of {type(model).__name__}'s body"
+    n = len(missing)
+    shown = ", ".join(missing[:3]) + (f" and {n - 3} more" if n > 3 else "")
+    raise ModelError(
+        f"{name!r} ({arch}) {lead}: {n} weight{'s' if n > 1 else ''} of {type(model).__name__} "
+        f"{'are' if n > 1 else 'is'} not in the checkpoint and would be randomly initialised ({shown}), so its "
+        f"scores would be meaningless; use a checkpoint with {_HEADS[kind]}"
     )
