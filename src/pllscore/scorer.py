@@ -15,7 +15,18 @@ import numpy as np
 import torch
 
 from pllscore.engine.causal import CausalEngine
-from pllscore.engine.loading import Kind, detect_kind, load_pretrained, max_input_length, resolve_dtype
+from pllscore.engine.loading import (
+    Kind,
+    check_token_types,
+    detect_kind,
+    encode_text,
+    literal_specials,
+    load_pretrained,
+    max_input_length,
+    resolve_dtype,
+    special_ids,
+    text_only_tokenizer,
+)
 from pllscore.engine.masked import MaskedEngine
 from pllscore.errors import InputError, InputTooLongError, ModelError
 from pllscore.metrics import DEFAULT_METRIC, resolve_metrics
@@ -130,12 +141,26 @@ class Scorer:
     def _tokenize(
         self, texts: list[str], *, add_special_tokens: bool, prefix: int | None = None, allow_long: bool = False
     ) -> list[_Encoded]:
-        enc = self.tokenizer(
-            texts, add_special_tokens=add_special_tokens, return_offsets_mapping=True, verbose=False
-        )  # verbose=False: over-long input is reported by pllscore, in one line
+        # a text is scored as given: a literal "[MASK]" or "<|endoftext|>" in it is text, not a special
+        # token (split_special_tokens); a vocabulary that lists special tokens as pieces gets a copy
+        # that cannot read them from text; a text that still yields one is refused
+        specials = special_ids(self.tokenizer)
+        enc = encode_text(self.tokenizer, texts, add_special_tokens)
+        if any(literal_specials(enc["input_ids"][i], enc.word_ids(i), specials) for i in range(len(texts))):
+            alt = text_only_tokenizer(self.tokenizer)
+            enc = enc if alt is None else encode_text(alt, texts, add_special_tokens)
+        check_token_types(enc.get("token_type_ids"), self.name)
         out = []
         for i, text in enumerate(texts):
             ids = list(enc["input_ids"][i])
+            literal = literal_specials(ids, enc.word_ids(i), specials)
+            if literal:
+                a, b = enc["offset_mapping"][i][literal[0]]
+                raise InputError(
+                    f"text {i} contains {text[a:b]!r}, which the tokenizer of {self.name!r} reads only as its special "
+                    f"token {self.tokenizer.convert_ids_to_tokens(ids[literal[0]])!r}; pllscore scores text as given, "
+                    "so reword or remove it"
+                )
             pieces = list(enc.tokens(i))
             offsets = [tuple(o) for o in enc["offset_mapping"][i]]
             word_ids: list[int | None] = list(enc.word_ids(i))

@@ -16,6 +16,7 @@ from pllscore.engine.executor import precision, run_batches
 from pllscore.engine.heads import split_masked_lm
 from pllscore.engine.last_layer import TargetRowsLastLayer
 from pllscore.engine.readout import pick_logprobs, read_logprobs
+from pllscore.errors import ModelError
 from pllscore.plan.masks import MaskPlan
 
 __all__ = ["MaskedEngine"]
@@ -27,6 +28,13 @@ class MaskedEngine:
     def __init__(
         self, model: Any, *, mask_token_id: int, pad_token_id: int, vocab_size: int, autocast: torch.dtype | None = None
     ) -> None:
+        if getattr(getattr(model, "config", None), "model_type", None) == "funnel":
+            # Funnel pools neighbouring positions, pads included: a copy's scores would depend on
+            # the longest copy in its batch
+            raise ModelError(
+                f"{type(model).__name__} (Funnel Transformer) pools the sequence, so padded batches change its "
+                "scores; pllscore cannot score with it exactly: use a BERT, RoBERTa, ELECTRA or similar masked LM"
+            )
         self.model = model
         self.mask_token_id = mask_token_id
         self.pad_token_id = pad_token_id
