@@ -1,8 +1,10 @@
 """Score corpora on a Ray cluster with Ray Data: one model per actor, sharded Parquet, resumable.
 
-The driver reads every input through Ray Data (``read_text``/``read_csv``/``read_json``/
-``read_parquet``) in file order and cuts it into fixed blocks of ``block_rows`` rows, so block
-``k`` and its row ids are the same in every run. An actor pool (``map_batches`` with a class,
+The driver reads every input with pllscore's own reader (:func:`pllscore.io.readers.read_blocks`,
+what the local engine reads with, so a file gives the same rows, cells, row numbers and errors
+on both engines), one file at a time in file order, cut into fixed blocks of ``block_rows``
+input rows that go into Ray's object store, so block ``k`` and its row ids are the same in
+every run. An actor pool (``map_batches`` with a class,
 one model loaded per actor) scores each block with the local engine and writes
 ``part-<k>.parquet`` atomically. Ray restarts an actor that dies and retries its block; a
 rerun into the same folder skips blocks whose shard is already there.
@@ -20,14 +22,12 @@ from pathlib import Path
 from typing import Any
 
 from pllscore.errors import InputError, PllscoreError
+from pllscore.io.formats import INPUT_SUFFIXES as _SUFFIXES
 
 __all__ = ["RaySummary", "score_dataset"]
 
-_SUFFIXES = {".txt": "txt", ".text": "txt", ".csv": "csv", ".tsv": "tsv", ".jsonl": "jsonl", ".json": "jsonl",
-             ".ndjson": "jsonl", ".parquet": "parquet", ".pq": "parquet"}  # fmt: skip
-# failure injection for tests, "<block>:<text in the output folder's name>": the actor that first
-# meets that block of such an output exits at once, as a crashed worker would
-_DIE_AT = "PLLSCORE_RAY_TEST_DIE_AT_BLOCK"
+# the columns the driver adds to each block: its number, and each row's id over all inputs
+_BLOCK, _ROW = "_pllscore_block", "_pllscore_row"
 
 
 @dataclass
@@ -86,20 +86,6 @@ def expand_inputs(inputs: str | os.PathLike[str] | Sequence[str | os.PathLike[st
     return sorted(dict.fromkeys(os.path.abspath(f) for f in files))
 
 
-def _read(ray: Any, path: str) -> tuple[Any, str]:
-    kind = _SUFFIXES[Path(path).suffix.lower()]
-    if kind == "txt":
-        return ray.data.read_text(path, drop_empty_lines=False), kind
-    if kind in ("csv", "tsv"):
-        import pyarrow.csv as pacsv
-
-        opts = pacsv.ParseOptions(delimiter="," if kind == "csv" else "\t")
-        return ray.data.read_csv(path, parse_options=opts), kind
-    if kind == "jsonl":
-        return ray.data.read_json(path, lines=True), kind
-    return ray.data.read_parquet(path), kind
-
-
 def _shard(out: Path, block: int) -> Path:
     return out / f"part-{block:06d}.parquet"
 
@@ -120,7 +106,7 @@ class _BlockScorer:
     def __call__(self, batch: Any) -> Any:
         import pandas as pd
 
-        return pd.DataFrame([self._block(int(b), g) for b, g in batch.groupby("_block", sort=True)])
+        return pd.DataFrame([self._block(int(b), g) for b, g in batch.groupby(_BLOCK, sort=True)])
 
     def _block(self, block: int, frame: Any) -> dict[str, Any]:
         import pyarrow as pa
@@ -134,13 +120,10 @@ class _BlockScorer:
         attempts.mkdir(exist_ok=True)
         attempt = len(list(attempts.glob(f"{block}.*"))) + 1
         (attempts / f"{block}.{attempt}").touch()
-        die_block, _, die_dir = os.environ.get(_DIE_AT, "").partition(":")
-        if die_block == str(block) and die_dir and die_dir in self.out.name and attempt == 1:
-            os._exit(1)
         s = self.settings
         t0 = time.perf_counter()
-        rows = frame["row"].tolist()
-        data = frame.drop(columns=["_block", "row"]).reset_index(drop=True)
+        rows = frame[_ROW].tolist()
+        data = frame.drop(columns=[_BLOCK, _ROW]).reset_index(drop=True)
         table = InputTable(
             source=s["source"], frame=data, column=s["column"], rows=rows, lines=[None] * len(rows), skipped=[]
         )
@@ -216,7 +199,7 @@ def score_dataset(
     ray = _ray()
     import pandas as pd
 
-    from pllscore.io.readers import _finish
+    from pllscore.io.readers import read_blocks
     from pllscore.metrics import resolve_metrics
     from pllscore.provenance import command_line, now
 
@@ -260,23 +243,30 @@ def score_dataset(
 
     if not ray.is_initialized():
         ray.init(address=address, ignore_reinit_error=True, log_to_driver=False)
-    ctx = ray.data.DataContext.get_current()
-    ctx.execution_options.preserve_order = True  # blocks and row ids follow file order
 
     t0 = time.perf_counter()
     todo, manifest, offset, block = [], [], 0, 0
     text_col: str | None = None
     for path in files:
-        ds, kind_f = _read(ray, path)
-        for batch in ds.iter_batches(batch_size=block_rows, batch_format="pandas"):
-            if kind_f in ("csv", "tsv"):  # as the local reader does: every cell is text
-                batch = batch.astype(object).where(batch.notna(), "").astype(str)
-            table = _finish(batch, column, path, kind_f, [None] * len(batch), skip_empty, first_row=offset)
-            text_col = text_col or table.column
+        # the local engine's reader, block by block: the same rows, cells, row numbers and errors
+        # (txt and csv/tsv stream; a jsonl or Parquet file is read whole, one file at a time)
+        file_offset = offset
+        for table in read_blocks(path, column=column, skip_empty=skip_empty, block_rows=block_rows):
             frame = table.frame
-            frame.insert(0, "row", table.rows)
-            frame.insert(0, "_block", block)
-            n_rows = len(batch)
+            if id_column is not None and id_column not in frame.columns:
+                cols = ", ".join(map(str, frame.columns))
+                raise InputError(f"id column {id_column!r} not in {table.source}; its columns are: {cols}")
+            n_rows = len(table.rows) + len(table.skipped)
+            if not n_rows:  # an empty file has no blocks
+                continue
+            if text_col is not None and table.column != text_col:
+                raise InputError(
+                    f"the texts of {path} are in column {table.column!r}, those of the files before it in "
+                    f"{text_col!r}; give files with the same columns (or --column), or score them separately"
+                )
+            text_col = table.column
+            frame.insert(0, _ROW, [file_offset + r for r in table.rows])
+            frame.insert(0, _BLOCK, block)
             manifest.append({"block": block, "file": path, "first_row": offset, "rows": n_rows, "scored": len(frame)})
             if len(frame) and not _shard(out, block).exists():
                 todo.append(ray.put(frame))  # into the object store (it spills to disk); the driver keeps a ref

@@ -4,26 +4,43 @@ In: a path (or ``-``) and the name of the text column.
 Out: :class:`InputTable`: the texts, the other columns to carry into the output, and the
 line number of each row for error messages. Every problem with the file is an
 :class:`~pllscore.errors.InputError` that names the file, the line and the fix.
+
+Both engines read through here: the local engine takes a whole file (:func:`read_input`), the
+Ray engine the same rows cut into blocks (:func:`read_blocks`), so a file gives the same rows,
+cells, row numbers and errors either way. What a row is:
+
+* ``.txt``: one text per line. Lines end at ``\\n`` only (``\\r`` before it is dropped); a
+  UTF-8 byte order mark at the start of the file is dropped; every other character (tabs, form
+  feeds, U+0085, U+2028, trailing spaces) stays in the text.
+* ``.csv``/``.tsv``: a header line, then one row per record (quoted cells may hold the
+  separator, quotes and newlines). Every cell is the exact string in the file: ``NA``,
+  ``null``, ``007``, ``2024-01-01`` and ``True`` stay text, an empty cell is ``""``.
+* ``.jsonl``: one JSON object per non-blank line; values keep their JSON types, and the
+  columns are the keys of the whole file in order of first appearance.
+* ``.parquet``: the rows, columns and types of the file.
 """
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pllscore.errors import InputError
+from pllscore.io.formats import INPUT_FORMATS as FORMATS
+from pllscore.io.formats import INPUT_SUFFIXES as _SUFFIXES
 
-__all__ = ["FORMATS", "InputTable", "detect_format", "read_input", "read_table"]
+__all__ = ["FORMATS", "InputTable", "detect_format", "read_blocks", "read_input", "read_table"]
 
-FORMATS = ("txt", "csv", "tsv", "jsonl", "parquet")
-_SUFFIXES = {".txt": "txt", ".text": "txt", ".csv": "csv", ".tsv": "tsv", ".tab": "tsv", ".jsonl": "jsonl",
-             ".ndjson": "jsonl", ".json": "jsonl", ".parquet": "parquet", ".pq": "parquet"}  # fmt: skip
+_BOM = b"\xef\xbb\xbf"
+_READ = 1 << 20  # bytes read from a text file at a time
+_Piece = tuple[Any, list[int | None]]  # rows of a file as read, and their line numbers
 
 
 @dataclass(frozen=True)
@@ -89,99 +106,216 @@ def read_input(
         fmt: force a format instead of reading it from the extension.
         skip_empty: leave out empty or whitespace-only texts instead of failing.
     """
-    import pandas as pd
-
     if not isinstance(path, (str, os.PathLike)):
+        import pandas as pd
+
         given = list(path)
-        frame = pd.DataFrame({"text": given})
-        return _finish(frame, column or "text", "<texts>", "list", [None] * len(given), skip_empty)
+        piece = (pd.DataFrame({"text": given}), [None] * len(given))
+        (table,) = _tables(iter([piece]), column or "text", "<texts>", "list", skip_empty)
+        return table
+    (table,) = read_blocks(path, column=column, fmt=fmt, skip_empty=skip_empty)
+    return table
+
+
+def read_blocks(
+    path: str | os.PathLike[str],
+    *,
+    column: str | None = None,
+    fmt: str | None = None,
+    skip_empty: bool = False,
+    block_rows: int | None = None,
+) -> Iterator[InputTable]:
+    """Read a file as consecutive blocks of ``block_rows`` input rows each (the last may be shorter).
+
+    The blocks together are exactly what :func:`read_input` returns: the same rows, cells,
+    ``rows`` (counted from the file's first row) and line numbers, and the same error for a bad
+    file (the first bad byte, line or cell of the file; every empty text listed). Block ``k``
+    holds input rows ``k*block_rows`` onwards, skipped empty texts included, so its rows are
+    the same in every run. Plain text and csv/tsv are streamed, one block in memory at a time;
+    jsonl and Parquet are read whole first, as their columns and column types depend on every
+    row. ``block_rows=None`` gives one block with every row (at least one block, even for an
+    empty file).
+    """
+    if block_rows is not None and block_rows < 1:
+        raise InputError(f"block_rows must be positive, got {block_rows}")
     name = os.fspath(path)
     kind = detect_format(name, fmt)
     source = "<stdin>" if name == "-" else name
     if name != "-" and not os.path.isfile(name):
         what = "is a folder, not a file" if os.path.isdir(name) else "not found"
         raise InputError(f"input file {name!r} {what}; check the path")
+    return _tables(_pieces(name, kind, source, block_rows), column, source, kind, skip_empty)
 
-    lines: list[int | None]
+
+def read_table(path: str | os.PathLike[str], *, fmt: str | None = None) -> Any:
+    """Read a csv/tsv/jsonl/parquet table whole (all columns as read), with the same checks as :func:`read_input`."""
+    name = os.fspath(path)
+    kind = detect_format(name, fmt)
+    if kind == "txt":
+        raise InputError(f"{name!r} is plain text; minimal pairs need a table (csv, tsv, jsonl or parquet)")
+    if not os.path.isfile(name):
+        raise InputError(f"input file {name!r} not found; check the path")
+    ((frame, _),) = _pieces(name, kind, name, None)
+    return frame
+
+
+# --- rows as read -------------------------------------------------------------------------
+
+
+def _pieces(name: str, kind: str, source: str, block_rows: int | None) -> Iterator[_Piece]:
+    """The file's rows, as read, in pieces of ``block_rows`` rows (None: one piece); at least one piece."""
     if kind == "parquet":
+        import pandas as pd
+
         try:
             frame = pd.read_parquet(name)
         except Exception as e:  # pyarrow raises many types for a broken file
             raise InputError(f"cannot read {source} as Parquet ({_first_line(e)}); is it a Parquet file?") from e
-        lines = [None] * len(frame)
+        yield from _cut(frame, [None] * len(frame), block_rows)
+    elif kind == "jsonl":
+        with _binary(name, source) as f:
+            text = "".join(_decoded(f, source))
+        yield from _cut(*_read_jsonl(text, source), block_rows)
+    elif kind == "txt":
+        with _binary(name, source) as f:
+            yield from _txt_pieces(_decoded(f, source), block_rows)
     else:
-        raw = sys.stdin.buffer.read() if name == "-" else Path(name).read_bytes()
-        text = _decode(raw, source)
-        if kind == "txt":
-            body = text.split("\n")
-            if body and body[-1] == "":
-                body.pop()
-            frame = pd.DataFrame({"text": [t.rstrip("\r") for t in body]})
-            lines = list(range(1, len(body) + 1))
-        elif kind == "jsonl":
-            frame, lines = _read_jsonl(text, source)
-        else:
-            frame, lines = _read_delimited(text, source, "," if kind == "csv" else "\t")
-
-    return _finish(frame, column, source, kind, lines, skip_empty)
+        sep = "," if kind == "csv" else "\t"
+        with _binary(name, source) as f:
+            # pandas' parser, read in chunks, can fail where a whole read does not when a lone \r
+            # ends lines (old Mac files): such files, and stdin, are read whole and then cut
+            stream = block_rows is not None and name != "-" and not _lone_cr(name)
+            if stream:
+                yield from _delimited_pieces(_decoded(f, source), source, sep, block_rows)
+            else:
+                ((frame, lines),) = _delimited_pieces(_decoded(f, source), source, sep, None)
+        if not stream:
+            yield from _cut(frame, lines, block_rows)
 
 
-def _finish(
-    frame: Any,
-    column: str | None,
-    source: str,
-    kind: str,
-    lines: list[int | None],
-    skip_empty: bool,
-    first_row: int = 0,
-) -> InputTable:
-    """Pick the text column, check its cells, and drop (or refuse) empty texts.
-
-    ``first_row`` is the input row number of the frame's first row (for frames cut from a larger
-    input); ``rows`` of the result and the row numbers in messages count from it.
-    """
-    col = _pick_column(frame, column, source, kind)
-    texts = frame[col]
-    bad_type = [i for i, t in enumerate(texts) if not isinstance(t, str) and not _is_missing(t)]
-    if bad_type:
-        i = bad_type[0]
-        where = f"line {lines[i]}" if lines[i] is not None else f"row {first_row + i}"
-        raise InputError(f"{where} of {source}: column {col!r} holds {type(texts.iloc[i]).__name__}, not text")
-    empty = [i for i, t in enumerate(texts) if _is_missing(t) or not str(t).strip()]
-    if empty and not skip_empty:
-        shown = ", ".join(str(lines[i] if lines[i] is not None else first_row + i) for i in empty[:10])
-        more = f" and {len(empty) - 10} more" if len(empty) > 10 else ""
-        unit = "lines" if lines[empty[0]] is not None else "rows"
-        raise InputError(
-            f"{source} has empty or whitespace-only texts ({unit} {shown}{more}); remove them or pass --skip-empty"
-        )
-    keep = [i for i in range(len(frame)) if i not in set(empty)]
-    kept = frame.iloc[keep].reset_index(drop=True)
-    kept[col] = kept[col].astype(str)
-    return InputTable(
-        source=source,
-        frame=kept,
-        column=col,
-        rows=[first_row + i for i in keep],
-        lines=[lines[i] for i in keep],
-        skipped=[first_row + i for i in empty],
-    )
-
-
-def _decode(raw: bytes, source: str) -> str:
+def _binary(name: str, source: str) -> Any:
+    if name == "-":
+        return contextlib.nullcontext(sys.stdin.buffer)
     try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as e:
-        line = raw[: e.start].count(b"\n") + 1
-        col = e.start - (raw.rfind(b"\n", 0, e.start) + 1) + 1
-        raise InputError(
-            f"line {line} of {source} is not valid UTF-8 (byte 0x{raw[e.start]:02x} at column {col}); "
-            "re-save the file as UTF-8"
-        ) from None
-    return text
+        return open(name, "rb")
+    except OSError as e:
+        raise InputError(f"cannot read {source}: {e.strerror}; check its permissions") from None
 
 
-def _read_jsonl(text: str, source: str) -> tuple[Any, list[int | None]]:
+def _lone_cr(name: str) -> bool:
+    """Whether a file has a ``\\r`` not followed by ``\\n``."""
+    with open(name, "rb") as f:
+        last = b""
+        while data := f.read(_READ):
+            buf = last + data
+            if buf.count(b"\r") != buf.count(b"\r\n") + buf.endswith(b"\r"):
+                return True
+            last = buf[-1:]
+    return last == b"\r"
+
+
+def _decoded(f: Any, source: str) -> Iterator[str]:
+    """The text of a binary stream, decoded as UTF-8 in pieces that end at line ends; a leading BOM dropped.
+
+    The same text, and the same error, as decoding the whole file at once: UTF-8 has no ``\\n``
+    byte inside a character, so cutting after ``\\n`` cuts no character.
+    """
+    line, first, rest = 1, True, b""
+    while True:
+        data = f.read(_READ)
+        buf = rest + data
+        if data:
+            cut = buf.rfind(b"\n") + 1
+            if not cut:  # no line end yet: read on
+                rest = buf
+                continue
+            buf, rest = buf[:cut], buf[cut:]
+        if first:  # the piece starts at the file's first byte and runs to a line end or the end
+            first = False
+            if buf.startswith(_BOM):
+                buf = buf[len(_BOM) :]
+        try:
+            text = buf.decode("utf-8")
+        except UnicodeDecodeError as e:
+            at = line + buf.count(b"\n", 0, e.start)
+            col = e.start - (buf.rfind(b"\n", 0, e.start) + 1) + 1
+            raise InputError(
+                f"line {at} of {source} is not valid UTF-8 (byte 0x{buf[e.start]:02x} at column {col}); "
+                "re-save the file as UTF-8"
+            ) from None
+        line += buf.count(b"\n")
+        if text:
+            yield text
+        if not data:
+            return
+
+
+def _txt_pieces(chunks: Iterator[str], block_rows: int | None) -> Iterator[_Piece]:
+    """One text per line: split at ``\\n`` only, a ``\\r`` before it dropped; no empty last line."""
+    import pandas as pd
+
+    size = block_rows or sys.maxsize
+    texts: list[str] = []
+    start, tail, given = 1, "", False  # start: the line number of texts[0]
+    for chunk in chunks:
+        body = (tail + chunk).split("\n")
+        tail = body.pop()  # after the last line end: the start of the next line
+        for t in body:
+            texts.append(t.rstrip("\r"))
+            if len(texts) == size:
+                yield pd.DataFrame({"text": texts}), list(range(start, start + size))
+                texts, start, given = [], start + size, True
+    if tail:
+        texts.append(tail.rstrip("\r"))
+    if texts or not given:
+        yield pd.DataFrame({"text": texts}), list(range(start, start + len(texts)))
+
+
+class _TextStream(io.TextIOBase):
+    """A readable text stream over decoded pieces, for pandas' CSV parser."""
+
+    def __init__(self, chunks: Iterator[str]) -> None:
+        super().__init__()
+        self._chunks, self._buf = chunks, ""
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, size: int | None = -1) -> str:
+        if size is None or size < 0:
+            out, self._buf = self._buf + "".join(self._chunks), ""
+            return out
+        while len(self._buf) < size:
+            chunk = next(self._chunks, None)
+            if chunk is None:
+                break
+            self._buf += chunk
+        out, self._buf = self._buf[:size], self._buf[size:]
+        return out
+
+
+def _delimited_pieces(chunks: Iterator[str], source: str, sep: str, block_rows: int | None) -> Iterator[_Piece]:
+    """A header line, then rows; every cell the exact string in the file (no NA, number or date parsing)."""
+    import pandas as pd
+
+    opts: dict[str, Any] = {"sep": sep, "dtype": str, "keep_default_na": False, "quoting": 0}
+    first = 0
+    try:
+        stream = _TextStream(chunks)
+        frames = (
+            [pd.read_csv(stream, **opts)] if block_rows is None else pd.read_csv(stream, chunksize=block_rows, **opts)
+        )
+        for frame in frames:
+            # line numbers assume one physical line per row (header on line 1); quoted newlines shift them
+            yield frame.reset_index(drop=True), list(range(first + 2, first + 2 + len(frame)))
+            first += len(frame)
+    except pd.errors.EmptyDataError:
+        raise InputError(f"{source} is empty; it needs a header line and at least one row") from None
+    except pd.errors.ParserError as e:
+        raise InputError(f"cannot parse {source}: {_first_line(e)}; check its quoting and separators") from None
+
+
+def _read_jsonl(text: str, source: str) -> _Piece:
     import pandas as pd
 
     records, lines = [], []
@@ -199,17 +333,82 @@ def _read_jsonl(text: str, source: str) -> tuple[Any, list[int | None]]:
     return pd.DataFrame.from_records(records), lines  # type: ignore[return-value]
 
 
-def _read_delimited(text: str, source: str, sep: str) -> tuple[Any, list[int | None]]:
-    import pandas as pd
+def _cut(frame: Any, lines: list[int | None], block_rows: int | None) -> Iterator[_Piece]:
+    if block_rows is None or len(frame) <= block_rows:
+        yield frame, lines
+        return
+    for a in range(0, len(frame), block_rows):
+        yield frame.iloc[a : a + block_rows].reset_index(drop=True), lines[a : a + block_rows]
 
-    try:
-        frame = pd.read_csv(io.StringIO(text), sep=sep, dtype=str, keep_default_na=False, quoting=0)
-    except pd.errors.EmptyDataError:
-        raise InputError(f"{source} is empty; it needs a header line and at least one row") from None
-    except pd.errors.ParserError as e:
-        raise InputError(f"cannot parse {source}: {_first_line(e)}; check its quoting and separators") from None
-    # line numbers assume one physical line per row (header on line 1); quoted newlines shift them
-    return frame, list(range(2, len(frame) + 2))
+
+# --- checks -------------------------------------------------------------------------------
+
+
+def _tables(
+    pieces: Iterator[_Piece], column: str | None, source: str, kind: str, skip_empty: bool
+) -> Iterator[InputTable]:
+    """Pick the text column, check its cells, and drop (or refuse) empty texts, piece by piece.
+
+    The checks are those of a whole-file read: once a piece fails one, the rest of the file is
+    still read, so that a bad byte or line further on is reported first (a whole-file read
+    meets it before any check), a bad cell before empty texts, and every empty text is listed.
+    """
+    first = 0  # the input row number of the piece's first row
+    failed: InputError | None = None  # a column or cell error, reported once the file is read
+    empties: list[int] = []  # line (or row) numbers of empty texts, when they are an error
+    unit = "lines"
+    for frame, lines in pieces:
+        if failed is None:
+            try:
+                col = _pick_column(frame, column, source, kind)
+                empty = _check(frame, col, source, lines, first)
+            except InputError as e:
+                failed = e
+            else:
+                if empty and not skip_empty:
+                    unit = unit if empties or lines[empty[0]] is not None else "rows"
+                    empties += [lines[i] if lines[i] is not None else first + i for i in empty]
+                elif not empties:
+                    yield _kept(frame, col, source, lines, empty, first)
+        first += len(frame)
+    if failed is not None:
+        raise failed
+    if empties:
+        more = f" and {len(empties) - 10} more" if len(empties) > 10 else ""
+        raise InputError(
+            f"{source} has empty or whitespace-only texts ({unit} {', '.join(map(str, empties[:10]))}{more}); "
+            "remove them or pass --skip-empty"
+        )
+
+
+def _kept(frame: Any, col: str, source: str, lines: list[int | None], empty: list[int], first: int) -> InputTable:
+    gone = set(empty)
+    keep = [i for i in range(len(frame)) if i not in gone]
+    kept = frame.iloc[keep].reset_index(drop=True)
+    kept[col] = kept[col].astype(str)
+    return InputTable(
+        source=source,
+        frame=kept,
+        column=col,
+        rows=[first + i for i in keep],
+        lines=[lines[i] for i in keep],
+        skipped=[first + i for i in empty],
+    )
+
+
+def _check(frame: Any, col: str, source: str, lines: list[int | None], first: int) -> list[int]:
+    """Refuse a text cell that is not a string; return the positions of empty or whitespace-only texts."""
+    texts = frame[col]
+    for i, t in enumerate(texts):
+        if not isinstance(t, str) and not _is_missing(t):
+            raise InputError(
+                f"{_where(lines, first, i)} of {source}: column {col!r} holds {type(t).__name__}, not text"
+            )
+    return [i for i, t in enumerate(texts) if _is_missing(t) or not str(t).strip()]
+
+
+def _where(lines: list[int | None], first: int, i: int) -> str:
+    return f"line {lines[i]}" if lines[i] is not None else f"row {first + i}"
 
 
 def _pick_column(frame: Any, column: str | None, source: str, kind: str) -> str:
@@ -235,24 +434,3 @@ def _is_missing(value: Any) -> bool:
 def _first_line(e: BaseException) -> str:
     lines = str(e).strip().splitlines()
     return lines[0] if lines else type(e).__name__
-
-
-def read_table(path: str | os.PathLike[str], *, fmt: str | None = None) -> Any:
-    """Read a csv/tsv/jsonl/parquet table whole (all columns as read), with the same checks as :func:`read_input`."""
-    name = os.fspath(path)
-    kind = detect_format(name, fmt)
-    if kind == "txt":
-        raise InputError(f"{name!r} is plain text; minimal pairs need a table (csv, tsv, jsonl or parquet)")
-    if not os.path.isfile(name):
-        raise InputError(f"input file {name!r} not found; check the path")
-    if kind == "parquet":
-        import pandas as pd
-
-        try:
-            return pd.read_parquet(name)
-        except Exception as e:  # pyarrow raises many types for a broken file
-            raise InputError(f"cannot read {name} as Parquet ({_first_line(e)})") from e
-    text = _decode(Path(name).read_bytes(), name)
-    return (
-        _read_jsonl(text, name) if kind == "jsonl" else _read_delimited(text, name, "," if kind == "csv" else "\t")
-    )[0]

@@ -18,12 +18,11 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from pllscore.errors import InputError
+from pllscore.io.formats import OUTPUT_FORMATS
+from pllscore.io.formats import OUTPUT_SUFFIXES as _SUFFIXES
 
 __all__ = ["OUTPUT_FORMATS", "ResumableWriter", "StreamWriter", "meta_path", "output_format"]
 
-OUTPUT_FORMATS = ("csv", "tsv", "jsonl", "parquet")
-_SUFFIXES = {".csv": "csv", ".tsv": "tsv", ".tab": "tsv", ".txt": "tsv", ".jsonl": "jsonl", ".ndjson": "jsonl",
-             ".parquet": "parquet", ".pq": "parquet"}  # fmt: skip
 # settings that must match for --resume to continue a file
 RESUME_KEYS = ("input", "n_input_rows", "model", "metrics", "level", "format", "column", "id_column", "base",
                "surprisal", "skip_empty", "chunk_size", "dtype", "long")  # fmt: skip

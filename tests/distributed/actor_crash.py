@@ -1,0 +1,51 @@
+"""Failure injection for test_ray, from outside pllscore: an actor dies in the middle of a block.
+
+test_ray starts its local Ray with ``runtime_env={"worker_process_setup_hook":
+"tests.distributed.actor_crash.install", ...}``, so every Ray worker process runs
+:func:`install` before any task or actor code. It wraps ``pllscore.load`` so that the scorer it
+returns ends its process (``os._exit(1)``, as a segfault or a lost node would) when it is asked
+to score a batch holding :data:`CRASH_TEXT` for the first time. "First" holds across
+processes: the file named by ``$PLLSCORE_TEST_CRASH_MARKER`` is created by exactly one crash,
+so the retried block is scored normally. The local engine, in the test process, never runs
+this hook and scores the text as any other.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+CRASH_TEXT = "This sentence makes the first actor that scores it crash."
+MARKER = "PLLSCORE_TEST_CRASH_MARKER"
+
+
+def install() -> None:
+    import pllscore  # light: torch and transformers load with the first scorer
+
+    def load_then_crash_once(*args: Any, **kwargs: Any) -> Any:
+        from pllscore.scorer import load
+
+        scorer = load(*args, **kwargs)
+        score = scorer.score
+
+        def score_or_crash(texts: Any, *a: Any, **k: Any) -> Any:
+            texts = list(texts)
+            if any(CRASH_TEXT in t for t in texts) and _first_crash():
+                os._exit(1)
+            return score(texts, *a, **k)
+
+        scorer.score = score_or_crash
+        return scorer
+
+    pllscore.load = load_then_crash_once  # what _BlockScorer calls
+
+
+def _first_crash() -> bool:
+    path = os.environ.get(MARKER)
+    if not path:
+        return False
+    try:
+        os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+    except FileExistsError:
+        return False
+    return True
