@@ -77,3 +77,14 @@ def test_for_metric_selects_and_complains():
     assert res.for_metric("within_word_l2r")[0].metric == "word-l2r"
     with pytest.raises(KeyError, match="whole-word"):
         res.for_metric("whole-word")
+
+
+def test_nothing_scored_totals_nan_not_zero():
+    none = _result(logprobs=(np.nan,) * 4)
+    assert none.n_scored == 0
+    assert math.isnan(none.total) and math.isnan(none.mean)
+    assert math.isnan(_result().span(8, 11))  # "sat": its one token was not scored
+    assert math.isnan(_result().span(20, 30))  # no token there
+    assert np.isnan(Results((none, _result())).totals).tolist() == [True, False]
+    assert json.loads(json.dumps(none.to_dict(), allow_nan=False))["total"] is None
+    assert math.isnan(to_frame(Results((none,)))["total"][0])

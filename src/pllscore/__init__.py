@@ -10,7 +10,7 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-from pllscore.errors import InputError, InputTooLongError, ModelError, PllscoreError
+from pllscore.errors import InputError, InputTooLongError, ModelError, NonFiniteError, PllscoreError
 from pllscore.metrics import DEFAULT_METRIC, METRICS
 from pllscore.results import Results, SentenceScore, TokenScore, WordScore, to_frame
 
@@ -26,6 +26,7 @@ __all__ = [
     "METRICS",
     "MaskedScorer",
     "ModelError",
+    "NonFiniteError",
     "PllscoreError",
     "Results",
     "ScoreSummary",

@@ -6,11 +6,12 @@ Every message names the bad value and what to do about it, in one line::
     ├── InputError            bad text or option (empty text, non-string item, unknown metric)
     │   └── InputTooLongError  text longer than the model allows
     └── ModelError            model cannot be found, loaded or used the way asked
+        └── NonFiniteError     the model gave a NaN or infinite log-probability
 """
 
 from __future__ import annotations
 
-__all__ = ["InputError", "InputTooLongError", "ModelError", "PllscoreError"]
+__all__ = ["InputError", "InputTooLongError", "ModelError", "NonFiniteError", "PllscoreError"]
 
 
 class PllscoreError(Exception):
@@ -34,3 +35,23 @@ class InputTooLongError(InputError):
 
 class ModelError(PllscoreError):
     """A model cannot be found, loaded, or used for the requested kind of scoring."""
+
+
+class NonFiniteError(ModelError):
+    """A text got a NaN or infinite log-probability (a float16 overflow, NaN weights): never scored as a number.
+
+    ``index`` is the text's position in the call; ``where`` (optional) names it another way, e.g.
+    by its sentence, and replaces "text <index>" in the message.
+    """
+
+    def __init__(self, index: int, value: float, dtype: str, *, where: str | None = None) -> None:
+        self.index, self.value, self.dtype = index, value, dtype
+        if dtype == "float16":
+            fix = "score in float32 (the default) or bfloat16 (float16 overflows past 65504)"
+        elif dtype == "bfloat16":
+            fix = "score in float32 (the default)"
+        else:
+            fix = "the model itself gives non-finite logits: check its weights for NaN or inf (a diverged checkpoint?)"
+        super().__init__(
+            f"{where or f'text {index}'} got a non-finite log-probability ({value}) under dtype {dtype}; {fix}"
+        )

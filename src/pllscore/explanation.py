@@ -45,19 +45,23 @@ class Explanation:
         """The causal LM's score of each word of the masked model's text ``i``.
 
         A causal token counts towards the word in which its first non-space character lies,
-        so words line up even where the two tokenizers split text differently.
+        so words line up even where the two tokenizers split text differently. A word none of
+        whose causal tokens was scored is NaN, not 0.
         """
         if self.causal is None:
             return None
         ref, c = self.sentence(i)[0], self.causal[i]
         starts = np.array([a for a, _ in ref.word_spans])
         sums = np.zeros(ref.n_words)
+        scored = np.zeros(ref.n_words, dtype=bool)
         for (a, b), lp in zip(c.offsets, c.token_scores):
             while a < b and c.text[a].isspace():
                 a += 1
             w = max(int(np.searchsorted(starts, a, side="right")) - 1, 0)
-            sums[w] += 0.0 if np.isnan(lp) else lp
-        return sums
+            if not np.isnan(lp):
+                sums[w] += lp
+                scored[w] = True
+        return np.where(scored, sums, np.nan)
 
     def table(self, i: int) -> Any:
         """Text ``i`` as a DataFrame: one row per token, then a row per multi-token word total

@@ -1,7 +1,9 @@
 """Result types: one :class:`SentenceScore` per (text, metric), collected in :class:`Results`.
 
 Scores are stored once, as natural-log probabilities (nats) in float64, with NaN for a
-token that was not scored (the first token of a causal LM run with ``bos=False``).
+token that was not scored (the first token of a causal LM run with ``bos=False``, tokens
+outside ``spans``). A sum or mean over no scored token is NaN, never 0: a text with nothing
+scored has no score, and must not win a comparison by totalling 0.
 ``view(base=2, surprisal=True)`` gives the same results in bits and/or negated; every
 number a view shows (token, word, total, mean) is then in that unit.
 """
@@ -115,12 +117,12 @@ class SentenceScore:
 
     @property
     def total(self) -> float:
-        """Sum of the token scores (the sentence's (pseudo-)log-likelihood in the default view)."""
-        return float(np.nansum(self.token_scores, dtype=np.float64))
+        """Sum of the scored tokens' scores (the (pseudo-)log-likelihood); NaN when no token was scored."""
+        return _sum_scored(self.token_scores)
 
     @property
     def mean(self) -> float:
-        """Mean score per scored token."""
+        """Mean score per scored token; NaN when no token was scored."""
         n = self.n_scored
         return self.total / n if n else math.nan
 
@@ -158,9 +160,9 @@ class SentenceScore:
         return self.words[i]
 
     def span(self, start: int, stop: int) -> float:
-        """Sum of the scores of the tokens that overlap characters ``start:stop`` of the text."""
+        """Sum of the scores of the tokens that overlap characters ``start:stop``; NaN if none of them was scored."""
         hit = np.array([a < stop and b > start for a, b in self.offsets], dtype=bool)
-        return float(np.nansum(self.token_scores[hit])) if len(hit) else 0.0
+        return _sum_scored(self.token_scores[hit]) if len(hit) else math.nan
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict of this result (NaN becomes None)."""
@@ -171,7 +173,7 @@ class SentenceScore:
             "model": self.model,
             "unit": self.unit,
             "surprisal": self.surprisal,
-            "total": self.total,
+            "total": _none_if_nan(self.total),
             "mean": _none_if_nan(self.mean),
             "n_tokens": self.n_tokens,
             "n_words": self.n_words,
@@ -404,6 +406,11 @@ def _check_base(base: float | str) -> float:
     if isinstance(base, (int, float)) and not isinstance(base, bool) and base > 0 and base != 1:
         return float(base)
     raise InputError(f"invalid log base {base!r}; use 'e' (nats), 2 (bits) or another positive number other than 1")
+
+
+def _sum_scored(values: np.ndarray) -> float:
+    """Sum of the non-NaN values; NaN (not 0) when there are none."""
+    return float(np.nansum(values, dtype=np.float64)) if (~np.isnan(values)).any() else math.nan
 
 
 def _none_if_nan(x: float) -> float | None:

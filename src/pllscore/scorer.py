@@ -28,7 +28,7 @@ from pllscore.engine.loading import (
     text_only_tokenizer,
 )
 from pllscore.engine.masked import MaskedEngine
-from pllscore.errors import InputError, InputTooLongError, ModelError
+from pllscore.errors import InputError, InputTooLongError, ModelError, NonFiniteError
 from pllscore.metrics import DEFAULT_METRIC, resolve_metrics
 from pllscore.plan.align import Alignment, Span, align, only, restrict
 from pllscore.plan.masks import build_plan
@@ -208,6 +208,19 @@ class Scorer:
             out.append(keep)
         return out
 
+    def _check_finite(self, index: int, values: np.ndarray, read: np.ndarray | None) -> None:
+        """Raise :class:`NonFiniteError` if a token the engine scored (``read``; None: all) got NaN or inf.
+
+        NaN also marks a token that was not scored (outside ``spans``, a causal LM's first token
+        without BOS); those are left out of the check, the tokens the engine read are not.
+        """
+        checked = values if read is None else values[read]
+        bad = ~np.isfinite(checked)
+        if bad.any():
+            weights = next(self.model.parameters()).dtype
+            dtype = self.dtype if self.dtype != torch.float32 else weights
+            raise NonFiniteError(index, float(checked[bad][0]), str(dtype).removeprefix("torch."))
+
     def _result(self, index: int, text: str, enc: _Encoded, metric: str, logprobs: np.ndarray) -> SentenceScore:
         al = enc.alignment
         return SentenceScore(
@@ -292,6 +305,7 @@ class MaskedScorer(Scorer):
                 values = np.full(len(e.alignment.positions), np.nan)
                 for entry, picked in stitch[i]:
                     values[picked] = reads[plan.block(k, entry, len(entries))]
+                self._check_finite(i, values, keeps[i])
                 results.append(self._result(i, items[i], e, m, values))
         return Results(tuple(results))
 
@@ -403,6 +417,8 @@ class CausalScorer(Scorer):
             pos = np.asarray(e.alignment.positions)
             # lp[j] scores position j + 1; position 0 has no context
             values = np.where(pos > 0, lp[np.maximum(pos - 1, 0)] if len(lp) else np.nan, np.nan)
+            read = pos > 0 if keeps[i] is None else (pos > 0) & keeps[i]
+            self._check_finite(i, values, read)
             if keeps[i] is not None:
                 values = np.where(keeps[i], values, np.nan)
             results.append(self._result(i, items[i], e, "causal", values))
