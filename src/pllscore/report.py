@@ -67,7 +67,10 @@ def _provenance(runs: list[dict[str, Any]]) -> tuple[str, str]:
     items_html, items_md = [], []
     for run in runs:
         models = ", ".join(
-            f"{m.get('name')}" + (f" @ {m['revision']}" if m.get("revision") else "") for m in run.get("models", [])
+            f"{m.get('name')}"
+            + (f" @ {m['revision']}" if m.get("revision") else "")
+            + (f" ({m['model_id']})" if m.get("model_id") else "")
+            for m in run.get("models", [])
         )
         versions = ", ".join(f"{k} {v}" for k, v in run.get("versions", {}).items())
         cmd = run.get("command") or "(Python API)"
@@ -90,6 +93,7 @@ def _blimp_section(folder: Path, meta: dict[str, Any]) -> tuple[str, str]:
         if kind == "blimp"
         else ""
     )
+    what += _unscored_note(folder)
     prov_html, prov_md = _provenance(meta.get("runs", []))
     parts = [
         f"<h2>{title} <span class='note'>({html.escape(folder.name)})</span></h2>",
@@ -110,6 +114,23 @@ def _blimp_section(folder: Path, meta: dict[str, Any]) -> tuple[str, str]:
     parts += ["<h3>How it was made</h3>", prov_html]
     md += ["How it was made:", "", prov_md, ""]
     return "\n".join(parts), "\n".join(md)
+
+
+def _unscored_note(folder: Path) -> str:
+    """A sentence naming the pairs that had a NaN (unscored) side, or nothing."""
+    import pandas as pd
+
+    path = folder / "pairs.parquet"
+    if not path.exists():
+        return ""
+    pairs = pd.read_parquet(path, columns=["model", "metric", "good_score", "bad_score"])
+    pairs["unscored"] = pairs["good_score"].isna() | pairs["bad_score"].isna()
+    counts = pairs.groupby(["model", "metric"], sort=False)["unscored"].sum()
+    counts = counts[counts > 0]
+    if counts.empty:
+        return ""
+    each = "; ".join(f"{html.escape(str(m))} {html.escape(str(k))}: {int(n)}" for (m, k), n in counts.items())
+    return f" Pairs with a sentence that had no scored token (NaN score), counted wrong: {each}."
 
 
 def _diagnose_section(folder: Path, meta: dict[str, Any]) -> tuple[str, str]:

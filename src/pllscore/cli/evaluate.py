@@ -6,6 +6,8 @@ from pathlib import Path
 
 import typer
 
+_FORCE = "Replace the results in --output even if they were made with other data, paradigms, limit or columns."
+
 
 def blimp_command(
     model: list[str] = typer.Option(..., "--model", "-m", help="Masked or causal LM; repeatable (rows of one table)."),
@@ -14,6 +16,7 @@ def blimp_command(
     paradigm: list[str] | None = typer.Option(None, "--paradigm", help="Paradigm UID; repeatable (default all)."),
     limit: int | None = typer.Option(None, "--limit", help="At most this many pairs per paradigm (quick runs)."),
     output: Path | None = typer.Option(None, "-o", "--output", help="Folder for the tables (rows are added)."),
+    force: bool = typer.Option(False, "--force", help=_FORCE),
     device: str = typer.Option("auto", "--device"),
     dtype: str | None = typer.Option(None, "--dtype"),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
@@ -30,9 +33,10 @@ def blimp_command(
             raise InputError("pass --data with the folder of BLiMP <paradigm>.jsonl files")
     result = run_blimp(
         model, data=data, metrics=metric or None, paradigms=paradigm or None, limit=limit, output=output,
-        device=device, dtype=dtype, progress=False if quiet else None,
+        device=device, dtype=dtype, progress=False if quiet else None, force=force,
     )  # fmt: skip
     typer.echo(_show(result.summary))
+    _warn_unscored(result)
     if output is not None:
         typer.echo(
             f"tables written to {output}/ (summary.csv, summary.md, summary.tex, paradigms.csv, pairs.parquet)",
@@ -48,6 +52,7 @@ def pairs_command(
     model: list[str] = typer.Option(..., "--model", "-m", help="Masked or causal LM; repeatable."),
     metric: list[str] | None = typer.Option(None, "--metric", help="Masked-LM metric(s) or all (default word-l2r)."),
     output: Path | None = typer.Option(None, "-o", "--output", help="Folder for the tables (rows are added)."),
+    force: bool = typer.Option(False, "--force", help=_FORCE),
     device: str = typer.Option("auto", "--device"),
     dtype: str | None = typer.Option(None, "--dtype"),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
@@ -57,9 +62,19 @@ def pairs_command(
 
     result = run_pairs(
         file, model, good=good, bad=bad, group=group, metrics=metric or None, output=output, device=device,
-        dtype=dtype, progress=False if quiet else None,
+        dtype=dtype, progress=False if quiet else None, force=force,
     )  # fmt: skip
     typer.echo(_show(result.summary))
+    _warn_unscored(result)
+
+
+def _warn_unscored(result) -> None:  # type: ignore[no-untyped-def]
+    for row in result.unscored().itertuples():
+        typer.echo(
+            f"{row.model} {row.metric}: {row.n_unscored} of {row.n} pairs have a sentence with no scored token "
+            "(NaN score) and count as wrong (n_unscored in the accuracy tables)",
+            err=True,
+        )
 
 
 def _show(summary) -> str:  # type: ignore[no-untyped-def]

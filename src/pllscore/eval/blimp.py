@@ -92,12 +92,16 @@ def blimp_tables(scored: Any) -> tuple[Any, Any]:
 
 
 def summary_table(paradigms: Any) -> Any:
-    """Rows model x metric; columns Overall and the 12 phenomena; accuracy x 100, one decimal."""
+    """Rows model x metric; columns Overall and the 12 phenomena; accuracy x 100, one decimal.
+
+    A pair with an unscored (NaN) side counts as wrong; ``paradigms`` says how many in ``n_unscored``.
+    """
     import pandas as pd
 
     rows = []
-    for (model, metric), g in paradigms.groupby(["model", "metric"], sort=False):
-        row: dict[str, Any] = {"model": model, "metric": metric, "Overall": 100 * g["accuracy"].mean()}
+    keys = ["model", *(["model_id"] if "model_id" in paradigms.columns else []), "metric"]
+    for key, g in paradigms.groupby(keys, sort=False):
+        row: dict[str, Any] = {"model": key[0], "metric": key[-1], "Overall": 100 * g["accuracy"].mean()}
         for ph in PHENOMENA:  # every column, empty where no paradigm of it was run
             sub = g[g["phenomenon"] == ph]
             row[ph] = 100 * sub["accuracy"].mean() if len(sub) else float("nan")

@@ -1,5 +1,8 @@
 """Minimal pairs: score each distinct sentence once per metric; a pair is right when good > bad.
 
+A sentence with no scored token has no score (NaN); a pair with a NaN on either side is
+counted wrong and counted as unscored (``n_unscored`` in the accuracy tables).
+
 In: (good, bad) sentence columns of a table and one or more scorers.
 Out: one row per (pair, model, metric) with both scores and ``correct``; accuracies by group.
 Nothing here knows about BLiMP.
@@ -11,6 +14,8 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+
+from pllscore.errors import NonFiniteError
 
 __all__ = ["accuracy", "score_pairs"]
 
@@ -35,16 +40,21 @@ def score_pairs(
 
     Returns:
         A DataFrame: the pair columns, then ``model``, ``metric``, ``good_score``, ``bad_score``
-        (summed log-probabilities, nats) and ``correct`` (good > bad strictly; a tie is wrong).
+        (summed log-probabilities, nats; NaN when a sentence had no scored token) and ``correct``
+        (good > bad strictly; a tie, or a NaN on either side, is wrong).
     """
     import pandas as pd
 
     sentences = list(dict.fromkeys([*pairs[good].tolist(), *pairs[bad].tolist()]))
     where = {s: i for i, s in enumerate(sentences)}
-    if scorer.kind == "causal":
-        results = scorer.score(sentences, progress=progress)
-    else:
-        results = scorer.score(sentences, metric=metrics, progress=progress)
+    try:
+        if scorer.kind == "causal":
+            results = scorer.score(sentences, progress=progress)
+        else:
+            results = scorer.score(sentences, metric=metrics, progress=progress)
+    except NonFiniteError as e:  # its index is into the distinct sentences: name the sentence instead
+        where = f"{scorer.name}: sentence {sentences[e.index]!r:.80}"
+        raise NonFiniteError(e.index, e.value, e.dtype, where=where) from None
     gi = np.array([where[s] for s in pairs[good]], dtype=np.int64)
     bi = np.array([where[s] for s in pairs[bad]], dtype=np.int64)
     frames = []
@@ -55,13 +65,21 @@ def score_pairs(
         block["metric"] = metric
         block["good_score"] = totals[gi]
         block["bad_score"] = totals[bi]
-        block["correct"] = block["good_score"] > block["bad_score"]
+        unscored = np.isnan(block["good_score"].to_numpy()) | np.isnan(block["bad_score"].to_numpy())
+        block["correct"] = (block["good_score"] > block["bad_score"]) & ~unscored
         frames.append(block)
     return pd.concat(frames, ignore_index=True)
 
 
 def accuracy(scored: Any, by: Sequence[str]) -> Any:
-    """Share of correct pairs per group of ``by`` columns (plus model and metric), with counts."""
-    keys = ["model", "metric", *by]
-    out = scored.groupby(keys, sort=False)["correct"].agg(accuracy="mean", n="size").reset_index()
-    return out
+    """Share of correct pairs per group of ``by`` columns (plus model and metric), with counts.
+
+    Columns: the keys (``model``, ``model_id`` when present, ``metric``, ``by``), ``accuracy``,
+    ``n`` (pairs) and ``n_unscored`` (pairs with a NaN score on either side, counted wrong).
+    """
+    keys = ["model", *(["model_id"] if "model_id" in scored.columns else []), "metric", *by]
+    frame = scored.assign(_unscored=scored["good_score"].isna() | scored["bad_score"].isna())
+    grouped = frame.groupby(keys, sort=False)
+    out = grouped["correct"].agg(accuracy="mean", n="size")
+    out["n_unscored"] = grouped["_unscored"].sum().astype("int64")
+    return out.reset_index()
