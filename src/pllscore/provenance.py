@@ -18,8 +18,10 @@ __all__ = [
     "model_identity",
     "model_key",
     "model_record",
+    "named_model_identity",
     "now",
     "run_record",
+    "source_file",
     "versions",
     "weights_fingerprint",
 ]
@@ -50,17 +52,37 @@ def now() -> str:
     return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
 
 
+def source_file(scorer: Any) -> str | None:
+    """The single file a scorer's model was read from (a GGUF), or None.
+
+    Its ``source_file`` attribute where set, else its name where that is a file
+    (``pllscore.load("model.gguf")`` names the scorer by the file's path).
+    """
+    source = getattr(scorer, "source_file", None)
+    if source is None:
+        name = getattr(scorer, "name", None)
+        source = name if isinstance(name, (str, os.PathLike)) else None
+    return os.fspath(source) if source is not None and os.path.isfile(source) else None
+
+
+def _file_record(scorer: Any) -> dict[str, Any]:
+    """``{"model_file": {"name", "sha256"}}`` for a model read from one file, else nothing."""
+    source = source_file(scorer)
+    return {} if source is None else {"model_file": {"name": os.path.basename(source), "sha256": file_sha256(source)}}
+
+
 def model_record(scorer: Any) -> dict[str, Any]:
-    """Name, resolved revision (when known) and kind of a scorer's model."""
-    return {"name": scorer.name, "revision": scorer.revision, "kind": scorer.kind}
+    """Name, resolved revision (when known) and kind of a scorer's model (and its file's name and SHA-256)."""
+    return {"name": scorer.name, "revision": scorer.revision, "kind": scorer.kind, **_file_record(scorer)}
 
 
 def run_record(scorer: Any, metrics: Sequence[str]) -> dict[str, Any]:
-    """Model, revision, metrics, command and library versions of a run."""
+    """Model (and its file's name and SHA-256), revision, metrics, command and library versions of a run."""
     return {
         "model": scorer.name,
         "revision": scorer.revision,
         "kind": scorer.kind,
+        **_file_record(scorer),
         "metrics": list(metrics),
         "dtype": str(getattr(scorer, "dtype", next(scorer.model.parameters()).dtype)).removeprefix("torch."),
         "device": str(scorer.device),
@@ -123,8 +145,8 @@ def model_identity(scorer: Any) -> dict[str, Any]:
     model built in memory by its parameters.
     """
     name = os.fspath(scorer.name)
-    source = getattr(scorer, "source_file", None)
-    if source and os.path.isfile(source):
+    source = source_file(scorer)
+    if source is not None:
         fingerprint = "sha256:" + file_sha256(source)
     elif os.path.isdir(name):
         fingerprint = "sha256:" + folder_fingerprint(name)
@@ -143,3 +165,28 @@ def model_key(scorer: Any) -> str:
     label = os.path.basename(name) if os.path.exists(name) else name
     digest = ident["fingerprint"].split(":", 1)[1]
     return f"{label}@{digest[:12]}"
+
+
+def named_model_identity(name: str | os.PathLike[str], revision: str | None = None) -> dict[str, Any]:
+    """:func:`model_identity` of a model known only by name or path, without loading its weights.
+
+    A local folder or file is fingerprinted by content (as :func:`model_identity` does); a Hub
+    name by ``revision``, else by the commit of its config that transformers resolves (from its
+    cache when offline), else by the name alone.
+    """
+    text = os.fspath(name)
+    if os.path.isfile(text):
+        fingerprint = "sha256:" + file_sha256(text)
+    elif os.path.isdir(text):
+        fingerprint = "sha256:" + folder_fingerprint(text)
+    else:
+        if revision is None:
+            try:
+                from transformers import AutoConfig
+
+                revision = getattr(AutoConfig.from_pretrained(text), "_commit_hash", None)
+            except (OSError, ValueError, KeyError):
+                revision = None
+        fingerprint = f"revision:{revision}" if revision else f"name:{text}"
+    path = os.path.abspath(text) if os.path.exists(text) else text
+    return {"name": path, "revision": revision, "fingerprint": fingerprint}
