@@ -24,9 +24,18 @@ class Alignment:
         positions: the scored (non-special) positions, ascending.
         word_of: for each scored position, the index of its word (0-based, dense).
         words: for each word, its token positions, ascending.
-        word_spans: for each word, its character span in the text (surrounding spaces trimmed).
-        token_spans: for each position, its character span; a token that is only a word-boundary
-            marker (SentencePiece's lone "▁") gets an empty span, since it stands for no character.
+        word_spans: for each word, its character span in the text: the hull of its tokens'
+            spans. Word spans are in order and never overlap; a word made only of whitespace
+            (byte-level BPE's NBSP or tab) gets an empty span where it stands.
+        token_spans: for each position, its character span, inside its word's span, with
+            surrounding whitespace trimmed (byte-level BPE's "Ġword" covers the space before
+            "word"). A token that stands for no character of the text gets an empty span: a
+            lone word-boundary marker (SentencePiece's "▁", byte-level BPE's "Ġ"), or a token of
+            whitespace only.
+
+    Where a tokenizer's normaliser makes several words out of one character (NFKC turns the
+    Arabic ligature "ﷺ" into four words), the character goes to the first of them and the
+    others get empty spans right after it, so that spans still never overlap.
     """
 
     length: int
@@ -49,7 +58,8 @@ def align(
     Args:
         word_ids: per position, the tokenizer's word index, or None for a special token.
         offsets: per position, the token's character span in ``text``.
-        text: the original string, used only to trim whitespace off word spans.
+        text: the original string, used to trim whitespace off spans and to keep spans inside
+            it; ``""`` when it is not at hand (spans are then used as given, bar the ordering).
         pieces: the token strings, used only to find lone word-boundary markers.
 
     Returns:
@@ -70,28 +80,52 @@ def align(
         members[w].append(pos)
         positions.append(pos)
         word_of.append(w)
-    token_spans = tuple(
-        (int(a), int(a)) if pieces is not None and pieces[i] in _MARKERS else (int(a), int(b))
+    token_spans = [
+        _token_span(text, int(a), int(b), pieces is not None and pieces[i] in _MARKERS)
         for i, (a, b) in enumerate(offsets)
-    )
-    spans = tuple(_trim(text, min(token_spans[p][0] for p in ps), max(token_spans[p][1] for p in ps)) for ps in members)
+    ]
+    spans: list[Span] = []
+    previous_end = 0
+    for ps in members:
+        solid = [token_spans[p] for p in ps if token_spans[p][0] < token_spans[p][1]]
+        if solid:
+            start, stop = min(a for a, _ in solid), max(b for _, b in solid)
+        else:  # whitespace or markers only: an empty span where the word begins
+            start = stop = min(token_spans[p][0] for p in ps)
+        # a word never starts before the previous one ends (one character, several words)
+        start = max(start, previous_end)
+        stop = max(stop, start)
+        spans.append((start, stop))
+        previous_end = stop
+        for p in ps:
+            a, b = token_spans[p]
+            token_spans[p] = (min(max(a, start), stop), min(max(b, start), stop))
     return Alignment(
         length=len(word_ids),
         positions=tuple(positions),
         word_of=tuple(word_of),
         words=tuple(tuple(ps) for ps in members),
-        word_spans=spans,
-        token_spans=token_spans,
+        word_spans=tuple(spans),
+        token_spans=tuple(token_spans),
     )
 
 
-def _trim(text: str, start: int, stop: int) -> Span:
-    # byte-level BPE offsets may include the space that the token's "Ġ" stands for
-    while start < stop and start < len(text) and text[start].isspace():
-        start += 1
-    while stop > start and stop <= len(text) and text[stop - 1].isspace():
-        stop -= 1
-    return (start, stop)
+def _token_span(text: str, start: int, stop: int, marker: bool) -> Span:
+    """A token's span inside ``text``, trimmed of whitespace; empty for a marker or whitespace only."""
+    if text:
+        start, stop = min(max(start, 0), len(text)), min(max(stop, 0), len(text))
+        stop = max(stop, start)
+    if marker:
+        return (start, start)
+    if not text:
+        return (start, stop)
+    a, b = start, stop
+    while a < b and text[a].isspace():
+        a += 1
+    while b > a and text[b - 1].isspace():
+        b -= 1
+    # whitespace only: empty, where the token begins
+    return (a, b) if a < b else (start, start)
 
 
 def restrict(al: Alignment, span: Span) -> tuple[Alignment, list[bool]]:
