@@ -1,13 +1,16 @@
 """Score a whole file: read, check every text, score chunk by chunk, write as it goes.
 
 :func:`score_file` is what ``pllscore score INPUT`` runs. Work is done in fixed chunks of
-input rows; each finished chunk is appended to the output, so an interrupted run keeps
-its work, and ``resume=True`` continues after the last finished chunk. Because chunks are
-the same in every run, a resumed output is identical to an uninterrupted one.
+input rows; each finished chunk is committed as a part file (see :mod:`pllscore.io.writers`),
+so an interrupted or killed run keeps its work, and ``resume=True`` continues after the last
+committed chunk. Because chunks are the same in every run, a resumed output is identical to an
+uninterrupted one, and a resume with another input, model or setting is refused.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import time
 from collections.abc import Sequence
@@ -17,7 +20,7 @@ from typing import Any, TextIO
 from pllscore.errors import InputError, InputTooLongError, PllscoreError
 from pllscore.io.readers import InputTable, read_input
 from pllscore.io.writers import ResumableWriter, StreamWriter, output_format
-from pllscore.provenance import now, run_record
+from pllscore.provenance import content_fingerprint, model_identity, now, run_record
 
 __all__ = ["Interrupted", "ScoreSummary", "score_file"]
 
@@ -25,7 +28,7 @@ DEFAULT_CHUNK = 256
 
 
 class Interrupted(PllscoreError):
-    """The run was stopped (Ctrl-C); the output holds every finished chunk."""
+    """The run was stopped (Ctrl-C); every finished chunk is kept for ``resume=True``."""
 
 
 @dataclass
@@ -94,7 +97,8 @@ def score_file(
         base: ``"e"`` (nats) or 2 (bits).
         surprisal: write negated scores.
         device, dtype, max_tokens: passed to :func:`pllscore.load`.
-        resume: continue an existing output after its last finished chunk.
+        resume: continue an existing output after its last finished chunk; refused when the input's
+            content, the model (its files or revision) or a setting that changes numbers or rows differs.
         force: overwrite an existing output.
         skip_empty: leave out empty texts (reported in the summary) instead of failing.
         progress: progress bar on stderr (None: only when stderr is a terminal).
@@ -115,6 +119,8 @@ def score_file(
         raise InputError(f"unknown level {level!r}; choose sentence, word or token")
     if resume and out_name is None:
         raise InputError("--resume needs an output file (-o); stdout cannot be resumed")
+    if resume and isinstance(input, (str, os.PathLike)) and os.fspath(input) == "-":
+        raise InputError("--resume needs the input in a file; stdin cannot be checked against the first run")
     if not isinstance(chunk_size, int) or chunk_size < 1:
         raise InputError(f"chunk_size must be a positive integer, got {chunk_size!r}")
     log_base = base if base in ("e", 2, 2.0) else _base(base)
@@ -131,6 +137,10 @@ def score_file(
         raise InputError(f"output {out_name!r} is the input file; choose another output path")
 
     scorer = as_scorer(model, device=device, dtype=dtype, max_tokens=max_tokens, long=long, stride=stride)
+    if stride is not None and getattr(scorer, "stride", stride) != stride:
+        raise InputError(
+            f"the scorer given was loaded with stride={scorer.stride}, not {stride}; pass stride to pllscore.load"
+        )
     if scorer.kind == "causal":
         if metrics:
             raise InputError(f"{scorer.name!r} is a causal LM, scored by its log-likelihood; drop the metric option")
@@ -139,8 +149,11 @@ def score_file(
         chosen = scorer.metric if metrics is None or metrics == [] else resolve_metrics(metrics)
     _check_all(scorer, table, long)
 
+    causal = scorer.kind == "causal"
+    identity = model_identity(scorer)
     meta = {
-        "input": os.path.abspath(table.source) if table.source != "<stdin>" else "<stdin>",
+        "input": os.path.abspath(table.source) if not table.source.startswith("<") else table.source,
+        "input_sha256": _input_fingerprint(input, table),
         "n_input_rows": len(table.rows) + len(table.skipped),
         "level": level,
         "format": fmt,
@@ -151,50 +164,65 @@ def score_file(
         "skip_empty": bool(skip_empty),
         "chunk_size": chunk_size,
         "long": long,
+        "stride": scorer.stride if causal else None,  # type: ignore[union-attr]
+        "bos": scorer.bos if causal else None,  # type: ignore[union-attr]
         "started": now(),
         **run_record(scorer, chosen),
+        "model": identity["name"],  # a folder by its absolute path
+        "model_fingerprint": identity["fingerprint"],
     }
+    n = len(table.rows)
     writer: ResumableWriter | StreamWriter
     if out_name is None:
         writer = StreamWriter(fmt, stream)
     else:
-        writer = ResumableWriter(out_name, fmt, meta, resume=resume, force=force)
+        writer = ResumableWriter(out_name, fmt, meta, rows=n, resume=resume, force=force)
 
     from tqdm.auto import tqdm
 
-    n = len(table.rows)
     start_row = writer.rows_done
     t0 = time.perf_counter()
     bar = tqdm(
         total=n, initial=start_row, unit="text", desc="scoring", disable=None if progress is None else not progress
     )
+    all_texts = table.texts  # once: slicing table.texts per chunk would rebuild the whole list each time
     try:
         for lo in range(start_row, n, chunk_size):
             hi = min(lo + chunk_size, n)
-            texts = table.texts[lo:hi]
+            texts = all_texts[lo:hi]
             kwargs = {} if scorer.kind == "causal" else {"metric": list(chosen)}
             results = scorer.score(texts, progress=False, long=long, **kwargs)
             frame = output_rows(results, table, lo, hi, level, id_column, log_base, surprisal)
             writer.append(frame, hi)
             bar.update(hi - lo)
+        seconds = time.perf_counter() - t0
+        writer.finish({"rows": n, "skipped": table.skipped, "seconds": round(seconds, 3)})
     except KeyboardInterrupt:
         writer.interrupt()
         raise Interrupted(
-            f"interrupted after {writer.rows_done} of {n} texts; the output holds them, rerun with --resume to continue"
+            f"interrupted after {writer.rows_done} of {n} texts; they are kept, rerun with --resume to continue"
         ) from None
     finally:
         bar.close()
-    summary = ScoreSummary(
+    return ScoreSummary(
         output=out_name or "<stdout>",
         rows=n,
         scored=n - start_row,
         skipped=table.skipped,
         resumed_from=start_row,
-        seconds=time.perf_counter() - t0,
+        seconds=seconds,
         metrics=chosen,
     )
-    writer.finish({"rows": n, "skipped": table.skipped, "seconds": round(summary.seconds, 3)})
-    return summary
+
+
+def _input_fingerprint(input: Any, table: InputTable) -> str | None:
+    """SHA-256 of the input file's bytes, or of a list of texts; None for stdin (which cannot be resumed)."""
+    if table.source == "<stdin>":
+        return None
+    if not isinstance(input, (str, os.PathLike)):
+        given = {"texts": table.texts, "rows": table.rows, "skipped": table.skipped}
+        return hashlib.sha256(json.dumps(given, ensure_ascii=False).encode()).hexdigest()
+    return content_fingerprint([input])
 
 
 def _base(base: float | str) -> float:

@@ -87,7 +87,9 @@ def expand_inputs(inputs: str | os.PathLike[str] | Sequence[str | os.PathLike[st
 
 
 def _shard(out: Path, block: int) -> Path:
-    return out / f"part-{block:06d}.parquet"
+    from pllscore.io.writers import part_name
+
+    return out / part_name(block, "parquet")
 
 
 class _BlockScorer:
@@ -109,10 +111,8 @@ class _BlockScorer:
         return pd.DataFrame([self._block(int(b), g) for b, g in batch.groupby(_BLOCK, sort=True)])
 
     def _block(self, block: int, frame: Any) -> dict[str, Any]:
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-
         from pllscore.io.readers import InputTable
+        from pllscore.io.writers import write_part
         from pllscore.provenance import run_record
         from pllscore.scorefile import output_rows
 
@@ -141,13 +141,8 @@ class _BlockScorer:
             **run_record(self.scorer, results.metrics),
             "block": block,
         }
-        arrow = pa.Table.from_pandas(out, preserve_index=False)
-        arrow = arrow.replace_schema_metadata(
-            {**(arrow.schema.metadata or {}), b"pllscore": json.dumps(meta, default=str).encode()}
-        )
-        tmp = self.out / f".part-{block:06d}.parquet.tmp"
-        pq.write_table(arrow, tmp)
-        os.replace(tmp, _shard(self.out, block))
+        # one atomic file per block (temporary name, fsync, rename): the block's commit point
+        write_part(_shard(self.out, block), out, "parquet", metadata={"pllscore": json.dumps(meta, default=str)})
         return {"block": block, "rows": len(rows), "seconds": time.perf_counter() - t0, "attempt": attempt,
                 "provenance": json.dumps(run_record(self.scorer, results.metrics), default=str)}  # fmt: skip
 
@@ -213,10 +208,19 @@ def score_dataset(
     if kind == "causal" and metrics:
         raise InputError(f"{model!r} is a causal LM, scored by its log-likelihood; drop the metric option")
     chosen = ["causal"] if kind == "causal" else list(resolve_metrics(metrics or "word-l2r"))
+    # what resume compares: the inputs' content (not their paths), the model's files or revision, and
+    # every setting that changes a number or a row
+    from pllscore import __version__
+    from pllscore.io.writers import check_resume, write_json
+    from pllscore.provenance import content_fingerprint, named_model_identity
+
+    identity = named_model_identity(model)
     settings = {
-        "inputs": files, "level": level, "column": column, "id_column": id_column, "base": base,
-        "surprisal": bool(surprisal), "skip_empty": bool(skip_empty), "block_rows": block_rows, "model": model,
-        "metrics": chosen, "dtype": dtype, "long": long,
+        "inputs": files, "input_sha256": content_fingerprint(files), "level": level, "column": column,
+        "id_column": id_column, "base": base, "surprisal": bool(surprisal), "skip_empty": bool(skip_empty),
+        "block_rows": block_rows, "model": identity["name"], "revision": identity["revision"],
+        "model_fingerprint": identity["fingerprint"], "metrics": chosen, "dtype": dtype, "long": long,
+        "stride": stride, "bos": True if kind == "causal" else None, "pllscore": __version__,
     }  # fmt: skip
     meta_file = out / "_meta.json"
     if out.exists() and any(out.iterdir()):
@@ -227,19 +231,21 @@ def score_dataset(
         elif not resume:
             raise InputError(f"output folder {os.fspath(out)!r} is not empty; pass --resume to continue it or --force")
         else:
-            old = json.loads(meta_file.read_text()) if meta_file.exists() else {}
-            for key, value in settings.items():
-                if old.get(key) != value:
-                    raise InputError(
-                        f"cannot resume {os.fspath(out)!r}: it was made with {key}={old.get(key)!r}, this run has "
-                        f"{key}={value!r}; rerun with the same options or use --force"
-                    )
+            try:
+                old = json.loads(meta_file.read_text())
+            except (OSError, json.JSONDecodeError):
+                raise InputError(
+                    f"cannot resume {os.fspath(out)!r}: its _meta.json is missing or broken; use --force to start over"
+                ) from None
+            check_resume(old, settings, [k for k in settings if k != "inputs"], repr(os.fspath(out)))
+            for tmp in out.glob(".part-*.tmp"):  # shards cut off before their commit
+                tmp.unlink()
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise InputError(f"cannot create output folder {os.fspath(out)!r}: {e.strerror}") from None
     meta = {**settings, "engine": "ray", "started": now(), "command": command_line(), "status": "running"}
-    meta_file.write_text(json.dumps(meta, indent=2, default=str) + "\n")
+    write_json(meta_file, meta)
 
     if not ray.is_initialized():
         ray.init(address=address, ignore_reinit_error=True, log_to_driver=False)
@@ -317,7 +323,7 @@ def score_dataset(
             "blocks": block, "blocks_done_before": done_before, "seconds": round(seconds, 3), "retried_blocks": retried,
         },
     )  # fmt: skip
-    meta_file.write_text(json.dumps(meta, indent=2, default=str) + "\n")
+    write_json(meta_file, meta)
     return RaySummary(os.fspath(out), offset, block, done_before, seconds, retried, files)
 
 

@@ -1,31 +1,58 @@
-"""Append-only, resumable output files with a provenance sidecar.
+"""Crash-safe, append-only, resumable output files with a provenance sidecar.
 
-In: an output path, its format and the run's settings. Out: a file that grows one finished
-chunk at a time, plus ``OUT.meta.json`` with the settings, versions and progress.
+In: an output path, its format and the run's settings. Out: the output file, written once at
+the end, plus ``OUT.meta.json`` with the settings, versions and status.
 
-A chunk is written in one call and flushed before the sidecar records it, so after Ctrl-C
-or a kill the file holds whole chunks (text formats may also hold the start of the next
-one, which ``resume`` cuts off at the recorded byte offset). Parquet cannot be appended
-to, so each chunk rewrites the file atomically; it is always readable.
+While a run goes, every finished chunk ``k`` is written as an immutable part file
+``OUT.parts/part-<k>.<fmt>``: to a temporary name, fsynced, then renamed with ``os.replace``.
+That rename is the chunk's single commit point: a part file exists whole or not at all, and
+its name says which rows it holds, so the progress of a run is the number of consecutive parts
+from 0 (nothing else to keep in step). No chunk rewrites an earlier one. At the end the parts
+are joined into ``OUT`` (text formats: their bytes, the header coming with part 0; Parquet: one
+row group per part or per batch of parts, with the run's provenance in the schema metadata)
+through a temporary file and ``os.replace``; then the sidecar says ``complete`` and the parts
+are removed. A kill at any point leaves a state that ``--resume`` finishes into the same bytes
+(text) or rows (Parquet) as an uninterrupted run; ``OUT`` itself appears only when whole.
+
+The Ray engine writes its shards with the same :func:`write_part`.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import re
+import shutil
 import sys
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, TextIO
 
-from pllscore.errors import InputError
+from pllscore.errors import InputError, PllscoreError
 from pllscore.io.formats import OUTPUT_FORMATS
 from pllscore.io.formats import OUTPUT_SUFFIXES as _SUFFIXES
 
-__all__ = ["OUTPUT_FORMATS", "ResumableWriter", "StreamWriter", "meta_path", "output_format"]
+__all__ = [
+    "OUTPUT_FORMATS",
+    "RESUME_KEYS",
+    "ResumableWriter",
+    "StreamWriter",
+    "check_resume",
+    "meta_path",
+    "output_format",
+    "part_name",
+    "parts_path",
+    "write_json",
+    "write_part",
+]
 
-# settings that must match for --resume to continue a file
-RESUME_KEYS = ("input", "n_input_rows", "model", "metrics", "level", "format", "column", "id_column", "base",
-               "surprisal", "skip_empty", "chunk_size", "dtype", "long")  # fmt: skip
+# settings that must match for --resume to continue a file: anything that changes a number or a row
+RESUME_KEYS = ("input_sha256", "n_input_rows", "model", "revision", "model_fingerprint", "metrics", "level",
+               "format", "column", "id_column", "base", "surprisal", "skip_empty", "chunk_size", "dtype", "bos",
+               "long", "stride", "pllscore")  # fmt: skip
+# Parquet parts are joined into row groups of about this many rows
+_ROW_GROUP = 1 << 16
 
 
 def output_format(path: str | None, given: str | None = None) -> str:
@@ -47,6 +74,22 @@ def meta_path(path: str | os.PathLike[str]) -> Path:
     return Path(f"{os.fspath(path)}.meta.json")
 
 
+def parts_path(path: str | os.PathLike[str]) -> Path:
+    """The folder that holds the finished chunks of an unfinished output ``path``."""
+    return Path(f"{os.fspath(path)}.parts")
+
+
+def part_name(index: int, fmt: str) -> str:
+    """The file name of part (chunk, block) ``index``."""
+    return f"part-{index:06d}.{fmt}"
+
+
+def _index(part: Path) -> int:
+    """The chunk index in a part's name (``part-000012.tsv`` -> 12); -1 for another name."""
+    digits = part.name.removeprefix("part-").split(".", 1)[0]
+    return int(digits) if digits.isdigit() else -1
+
+
 def _serialize(frame: Any, fmt: str, header: bool) -> str:
     if fmt in ("csv", "tsv"):
         return str(frame.to_csv(index=False, header=header, sep="," if fmt == "csv" else "\t", lineterminator="\n"))
@@ -54,6 +97,102 @@ def _serialize(frame: Any, fmt: str, header: bool) -> str:
         text = frame.to_json(orient="records", lines=True, force_ascii=False)
         return text if text.endswith("\n") or not text else text + "\n"
     raise ValueError(fmt)
+
+
+def _arrow(frame: Any, metadata: Mapping[str, str] | None) -> Any:
+    import pyarrow as pa
+
+    table = pa.Table.from_pandas(frame, preserve_index=False)
+    if metadata:
+        extra = {k.encode(): v.encode() for k, v in metadata.items()}
+        table = table.replace_schema_metadata({**(table.schema.metadata or {}), **extra})
+    return table
+
+
+def _fsync_dir(folder: Path) -> None:
+    """Make a rename in ``folder`` durable (a no-op where folders cannot be opened, as on Windows)."""
+    with contextlib.suppress(OSError):
+        fd = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def _commit(tmp: Path, path: Path, write: Any) -> None:
+    """Write ``tmp`` with ``write(file)``, fsync it, then rename it to ``path``: the commit point."""
+    try:
+        with open(tmp, "wb") as f:
+            write(f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
+    _fsync_dir(path.parent)
+
+
+def write_part(
+    path: str | os.PathLike[str],
+    frame: Any,
+    fmt: str,
+    *,
+    header: bool = True,
+    metadata: Mapping[str, str] | None = None,
+) -> None:
+    """Write ``frame`` to ``path`` as one immutable file, atomically (temporary name, fsync, ``os.replace``).
+
+    ``header``: whether a csv/tsv part starts with the header line. ``metadata``: Parquet schema
+    metadata (``{"pllscore": json}``). Readers see the whole file or none of it.
+    """
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")  # hidden: Parquet dataset readers skip it
+    if fmt == "parquet":
+        import pyarrow.parquet as pq
+
+        table = _arrow(frame, metadata)
+        _commit(tmp, path, lambda f: pq.write_table(table, f))
+    else:
+        data = _serialize(frame, fmt, header).encode("utf-8")
+        _commit(tmp, path, lambda f: f.write(data))
+
+
+def write_json(path: str | os.PathLike[str], data: Mapping[str, Any]) -> None:
+    """Write a JSON file atomically (a reader sees the old or the new file, never half of one)."""
+    text = (json.dumps(data, indent=2, default=str) + "\n").encode()
+    path = Path(path)
+    _commit(path.with_name(path.name + ".tmp"), path, lambda f: f.write(text))
+
+
+_HASH = re.compile(r"^([a-z0-9]+:)?([0-9a-f]{32,})$")
+
+
+def _shown(value: Any) -> str:
+    """A setting's value for a message: hashes cut to 12 hex digits, long values cut short."""
+    if value is _MISSING:
+        return "(not recorded)"
+    if isinstance(value, str):
+        m = _HASH.match(value)
+        if m:
+            return f"{m.group(1) or ''}{m.group(2)[:12]}"
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+_MISSING = object()
+
+
+def check_resume(old: Mapping[str, Any], new: Mapping[str, Any], keys: Iterable[str], what: str) -> None:
+    """Refuse to continue ``what`` when a setting in ``keys`` differs between the first run and this one."""
+    for key in keys:
+        before, now = old.get(key, _MISSING), new.get(key, _MISSING)
+        if before != now:
+            raise InputError(
+                f"cannot resume {what}: it was made with {key}={_shown(before)}, this run has {key}={_shown(now)}; "
+                "rerun with the same input, model and options, or use --force to start over"
+            )
 
 
 class StreamWriter:
@@ -77,35 +216,70 @@ class StreamWriter:
 
 
 class ResumableWriter:
-    """An output file that records its progress and can be continued with ``resume=True``."""
+    """An output file written as committed parts and joined at the end; continued with ``resume=True``.
+
+    Args:
+        path: the output file.
+        fmt: csv, tsv, jsonl or parquet.
+        meta: the run's settings and provenance (``chunk_size`` among them), for the sidecar.
+        rows: how many input rows the run scores (chunk ``k`` holds rows ``k*chunk_size`` on).
+        resume: continue an unfinished (or finished) output made with the same settings.
+        force: delete an existing output and start over.
+    """
 
     def __init__(
-        self, path: str | os.PathLike[str], fmt: str, meta: dict[str, Any], *, resume: bool, force: bool
+        self,
+        path: str | os.PathLike[str],
+        fmt: str,
+        meta: dict[str, Any],
+        *,
+        rows: int,
+        resume: bool,
+        force: bool,
     ) -> None:
         self.path, self.fmt, self.meta_file = Path(path), fmt, meta_path(path)
+        self.parts, self._tmp = parts_path(path), Path(f"{os.fspath(path)}.tmp")
+        # temporary files a killed run may leave: of the joined output and of the sidecar
+        self._tmps = (self._tmp, self.meta_file.with_name(self.meta_file.name + ".tmp"))
         self.meta = dict(meta)
-        self.rows_done, self._bytes, self._header = 0, 0, True
-        if resume and self.path.exists():
+        self.rows, self.chunk_size = rows, int(meta["chunk_size"])
+        self.n_chunks = -(-rows // self.chunk_size)
+        self.chunks_done, self._complete = 0, False
+        # an empty parts folder without a sidecar is a run that died before it began: nothing to keep
+        there = self.path.exists() or self.meta_file.exists() or any(self.parts.glob("*"))
+        if resume and there:
             self._continue(meta)
-        elif self.path.exists() and not force:
-            raise InputError(
-                f"output {os.fspath(path)!r} already exists; pass --resume to continue it or --force to overwrite"
-            )
+        elif there and not force:
+            what = "already exists" if self.path.exists() else f"already exists, unfinished ({self.parts.name}/)"
+            raise InputError(f"output {os.fspath(path)!r} {what}; pass --resume to continue it or --force to overwrite")
         else:
             self._start()
+
+    @property
+    def rows_done(self) -> int:
+        """Input rows whose chunk is committed."""
+        return min(self.chunks_done * self.chunk_size, self.rows)
+
+    def _part(self, k: int) -> Path:
+        return self.parts / part_name(k, self.fmt)
+
+    def _fail(self, e: OSError, path: Path | None = None) -> InputError:
+        where = os.fspath(path or self.path)
+        return InputError(f"cannot write output {where!r}: {e.strerror or e}; choose another path")
 
     # --- set-up -------------------------------------------------------------------
     def _start(self) -> None:
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            if self.fmt != "parquet":
-                self.path.write_bytes(b"")
-            elif self.path.exists():
-                self.path.unlink()
+            # old parts go before the new sidecar is written: new settings must never meet old parts
+            for old in (self.path, *self._tmps):
+                if old.exists():
+                    old.unlink()
+            if self.parts.exists():
+                shutil.rmtree(self.parts)
+            self.parts.mkdir()
         except OSError as e:
-            raise InputError(
-                f"cannot write output {os.fspath(self.path)!r}: {e.strerror}; choose another path"
-            ) from None
+            raise self._fail(e) from None
         self._save_meta(status="running")
 
     def _continue(self, meta: dict[str, Any]) -> None:
@@ -116,79 +290,116 @@ class ResumableWriter:
                 f"cannot resume {os.fspath(self.path)!r}: its progress file {self.meta_file.name} is missing "
                 "or broken; use --force to start over"
             ) from None
-        for key in RESUME_KEYS:
-            if old.get(key) != meta.get(key):
-                raise InputError(
-                    f"cannot resume {os.fspath(self.path)!r}: it was made with {key}={old.get(key)!r}, this run has "
-                    f"{key}={meta.get(key)!r}; rerun with the same options or use --force to start over"
-                )
-        self.rows_done = int(old.get("rows_done", 0))
-        self._bytes = int(old.get("bytes", 0))
+        check_resume(old, meta, RESUME_KEYS, repr(os.fspath(self.path)))
         self.meta["started"] = old.get("started", self.meta.get("started"))
         self.meta["resumed"] = int(old.get("resumed", 0)) + 1
-        if self.fmt != "parquet":
-            try:
-                with open(self.path, "r+b") as f:  # drop a chunk that was cut off mid-write
-                    f.truncate(self._bytes)
-            except OSError as e:
-                raise InputError(f"cannot write output {os.fspath(self.path)!r}: {e.strerror}") from None
-        self._header = self.rows_done == 0 or self._bytes == 0
-        self._save_meta(status="running")
+        try:
+            if old.get("status") == "complete" and self.path.exists():
+                # finished before; at most the removal of the parts was cut short
+                self._complete, self.chunks_done = True, self.n_chunks
+                self.meta["summary"] = old.get("summary")
+            else:
+                self.parts.mkdir(exist_ok=True)
+                for tmp in self.parts.glob(".*.tmp"):  # parts cut off before their commit
+                    tmp.unlink()
+                while self.chunks_done < self.n_chunks and self._part(self.chunks_done).exists():
+                    self.chunks_done += 1
+                for later in self.parts.glob(f"part-*.{self.fmt}"):  # after a gap (never made by pllscore)
+                    if _index(later) >= self.chunks_done:
+                        later.unlink()
+            for tmp in self._tmps:
+                if tmp.exists():
+                    tmp.unlink()
+        except OSError as e:
+            raise self._fail(e, self.parts) from None
+        self._save_meta(status="complete" if self._complete else "running")
 
     # --- writing ------------------------------------------------------------------
     def append(self, frame: Any, rows_done: int) -> None:
-        """Add one finished chunk; ``rows_done`` is the number of input rows now complete."""
-        if self.fmt == "parquet":
-            self._append_parquet(frame)
-        else:
-            data = _serialize(frame, self.fmt, self._header).encode("utf-8")
-            with open(self.path, "ab") as f:
-                f.write(data)
-                f.flush()
-                os.fsync(f.fileno())
-            self._bytes += len(data)
-            self._header = self._header and not len(frame)
-        self.rows_done = rows_done
-        self._save_meta(status="running")
+        """Commit the next chunk (``rows_done``: the input rows complete with it)."""
+        k = self.chunks_done
+        if rows_done != min((k + 1) * self.chunk_size, self.rows):
+            raise PllscoreError(f"chunk {k} should end at row {min((k + 1) * self.chunk_size, self.rows)}")
+        try:
+            write_part(self._part(k), frame, self.fmt, header=k == 0)
+        except OSError as e:
+            raise self._fail(e, self._part(k)) from None
+        self.chunks_done = k + 1
 
-    def _append_parquet(self, frame: Any) -> None:
-        import pandas as pd
+    def finish(self, summary: dict[str, Any]) -> None:
+        """Join the parts into the output, mark it complete with the run's summary, remove the parts."""
+        if not self._complete:
+            if self.chunks_done != self.n_chunks:
+                raise PllscoreError(f"{self.chunks_done} of {self.n_chunks} chunks are done; cannot finish")
+            try:
+                self._assemble()
+            except OSError as e:
+                raise self._fail(e) from None
+            self.meta["summary"] = summary
+            self._save_meta(status="complete")
+            self._complete = True
+        try:
+            if self.parts.exists():
+                shutil.rmtree(self.parts)
+        except OSError as e:
+            raise self._fail(e, self.parts) from None
+
+    def interrupt(self) -> None:
+        """Record that the run stopped early; its finished chunks stay in the parts folder."""
+        if not self._complete:
+            self._save_meta(status="interrupted")
+
+    def _assemble(self) -> None:
+        parts = [self._part(k) for k in range(self.n_chunks)]
+        if self.fmt != "parquet":
+
+            def join(out: Any) -> None:
+                for p in parts:
+                    with open(p, "rb") as f:
+                        shutil.copyfileobj(f, out)
+
+            _commit(self._tmp, self.path, join)
+            return
         import pyarrow as pa
         import pyarrow.parquet as pq
 
-        if self.path.exists():
-            frame = pd.concat([pd.read_parquet(self.path), frame], ignore_index=True)
-        table = pa.Table.from_pandas(frame, preserve_index=False)
-        table = table.replace_schema_metadata(
-            {**(table.schema.metadata or {}), b"pllscore": json.dumps(self._provenance()).encode()}
-        )
-        tmp = self.path.with_name(self.path.name + ".tmp")
-        pq.write_table(table, tmp)
-        os.replace(tmp, self.path)
-
-    def finish(self, summary: dict[str, Any]) -> None:
-        """Mark the output complete and record the run's summary."""
-        self.meta["summary"] = summary
-        if self.fmt == "parquet" and not self.path.exists():
+        provenance = {"pllscore": json.dumps(self._provenance(), default=str)}
+        if not parts:
             import pandas as pd
 
-            self._append_parquet(pd.DataFrame())
-        self._save_meta(status="complete")
+            table = _arrow(pd.DataFrame(), provenance)
+            _commit(self._tmp, self.path, lambda f: pq.write_table(table, f))
+            return
+        schemas = [pq.read_schema(p) for p in parts]
+        schema = pa.unify_schemas(schemas)  # a column all null in one chunk takes its type from the others
+        meta = {**(schemas[0].metadata or {}), **{k.encode(): v.encode() for k, v in provenance.items()}}
+        schema = schema.with_metadata(meta)
 
-    def interrupt(self) -> None:
-        """Record that the run stopped early; the file holds every finished chunk."""
-        self._save_meta(status="interrupted")
+        def join(out: Any) -> None:
+            with pq.ParquetWriter(out, schema) as w:
+                batch: list[Any] = []
+                rows = 0
+                for p in parts:
+                    batch.append(pq.read_table(p).cast(schema))
+                    rows += len(batch[-1])
+                    if rows >= _ROW_GROUP:
+                        group = pa.concat_tables(batch)
+                        w.write_table(group, row_group_size=max(len(group), 1))
+                        batch, rows = [], 0
+                if batch:
+                    group = pa.concat_tables(batch)
+                    w.write_table(group, row_group_size=max(len(group), 1))
+
+        _commit(self._tmp, self.path, join)
 
     # --- provenance -----------------------------------------------------------------
     def _provenance(self) -> dict[str, Any]:
-        return {k: v for k, v in self.meta.items() if k not in ("bytes", "rows_done", "status", "summary")}
+        return {k: v for k, v in self.meta.items() if k not in ("rows_done", "status", "summary")}
 
     def _save_meta(self, *, status: str) -> None:
-        self.meta.update(status=status, rows_done=self.rows_done, bytes=self._bytes)
-        tmp = self.meta_file.with_name(self.meta_file.name + ".tmp")
+        self.meta.update(status=status, rows_done=self.rows_done)
         try:
-            tmp.write_text(json.dumps(self.meta, indent=2, default=str) + "\n")
-            os.replace(tmp, self.meta_file)
+            write_json(self.meta_file, self.meta)
         except OSError as e:
             raise InputError(
                 f"cannot write {os.fspath(self.meta_file)!r}: {e.strerror}; choose another output path"

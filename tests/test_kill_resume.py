@@ -1,0 +1,128 @@
+"""SIGKILL a running ``pllscore score`` at random moments, resume each time: the final output equals an
+uninterrupted run's (bytes for text formats, rows for Parquet), and no killed run leaves a partial output.
+
+Each run is a separate process that runs the CLI's ``main`` (``pllscore score ... --resume``) and is
+killed with SIGKILL. The processes are forked from a ``forkserver`` that has imported torch and
+pllscore once, so that a kill costs the model load and the scoring, not a fresh interpreter.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import random
+import signal
+import time
+
+import pandas as pd
+import pytest
+
+import pllscore.io.writers as writers
+from pllscore.scorefile import score_file
+from tests.conftest import TINY_BERT
+
+pytestmark = pytest.mark.shared
+
+FORMATS = ["tsv", "csv", "jsonl", "parquet"]
+N_TEXTS, CHUNK, KILLS = 200, 8, 5
+TEXTS = [f"Dogs {i} saw {['cats', 'mice', 'owls'][i % 3]}." for i in range(N_TEXTS)]
+
+
+def _cli(argv: list[str], chunk: int) -> None:
+    """The ``pllscore`` console script, in a child process; chunks are made small (the CLI has no option)."""
+    import sys
+
+    import pllscore.scorefile
+
+    pllscore.scorefile.score_file.__kwdefaults__["chunk_size"] = chunk
+    sys.argv = ["pllscore", *argv]
+    from pllscore.cli import main
+
+    main()
+
+
+@pytest.fixture(scope="module")
+def forkserver():
+    ctx = multiprocessing.get_context("forkserver")
+    ctx.set_forkserver_preload(["torch", "transformers", "pandas", "pyarrow.parquet", "pllscore.cli",
+                                "pllscore.scorer", "pllscore.scorefile", __name__])  # fmt: skip
+    return ctx
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    path = tmp_path_factory.mktemp("kill") / "in.txt"
+    path.write_text("\n".join(TEXTS) + "\n")
+    return path
+
+
+@pytest.fixture(scope="module")
+def wholes(shared_bert, corpus):
+    """The uninterrupted output in every format (scored once, written four times)."""
+    real, cache = shared_bert.score, {}
+
+    def score(texts, **kwargs):
+        if tuple(texts) not in cache:
+            cache[tuple(texts)] = real(texts, **kwargs)
+        return cache[tuple(texts)]
+
+    shared_bert.score = score
+    try:
+        out = {}
+        for fmt in FORMATS:
+            out[fmt] = corpus.parent / f"whole.{fmt}"
+            score_file(corpus, out[fmt], model=shared_bert, metrics="original", chunk_size=CHUNK, progress=False)
+    finally:
+        del shared_bert.score
+    return out
+
+
+def _same(got, want, fmt):
+    if fmt == "parquet":
+        pd.testing.assert_frame_equal(pd.read_parquet(got), pd.read_parquet(want))
+    else:
+        assert got.read_bytes() == want.read_bytes()
+
+
+def _committed(out, fmt):
+    parts = writers.parts_path(out)
+    return len(list(parts.glob(f"part-*.{fmt}"))) if parts.exists() else 0
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_sigkill_at_random_moments_then_resume(forkserver, corpus, wholes, tmp_path, fmt):
+    rng = random.Random(FORMATS.index(fmt))
+    out = tmp_path / f"o.{fmt}"
+    argv = ["score", str(corpus), "-m", str(TINY_BERT), "--metric", "original", "--device", "cpu", "-o", str(out),
+            "-q", "--resume"]  # fmt: skip
+    n_parts = -(-N_TEXTS // CHUNK)
+    landed = []
+    for _ in range(KILLS):
+        before = _committed(out, fmt)
+        target = rng.randint(before, n_parts)  # kill once this many chunks are committed, and a moment later
+        child = forkserver.Process(target=_cli, args=(argv, CHUNK))
+        child.start()
+        deadline = time.monotonic() + 120
+        while child.is_alive() and _committed(out, fmt) < target and not out.exists():
+            assert time.monotonic() < deadline, "the run made no progress"
+            time.sleep(0.002)
+        time.sleep(rng.uniform(0, 0.05))
+        if child.is_alive():
+            os.kill(child.pid, signal.SIGKILL)
+        child.join()
+        landed.append((before, _committed(out, fmt), child.exitcode))
+        if out.exists():  # the output appears only when whole
+            _same(out, wholes[fmt], fmt)
+    killed = [k for k in landed if k[2] == -signal.SIGKILL]
+    assert len(killed) >= 3, landed
+    assert any(0 < after < n_parts for _, after, _ in killed), landed  # at least one kill in the middle
+
+    child = forkserver.Process(target=_cli, args=(argv, CHUNK))
+    child.start()
+    child.join(300)
+    assert child.exitcode == 0, landed
+    _same(out, wholes[fmt], fmt)
+    assert json.loads(writers.meta_path(out).read_text())["status"] == "complete"
+    assert not writers.parts_path(out).exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == [out.name, out.name + ".meta.json"]
