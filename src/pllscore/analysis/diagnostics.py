@@ -122,7 +122,9 @@ def oov_ratio(tokenizer: Any, sentences: Sequence[str]) -> dict[str, float]:
 
     Words are the tokenizer's own ``word_ids()`` groups that contain a letter (punctuation left out).
     """
-    enc = tokenizer(list(sentences), add_special_tokens=False, return_offsets_mapping=True)
+    from pllscore.engine.loading import encode_text
+
+    enc = encode_text(tokenizer, list(sentences), add_special_tokens=False)  # "[MASK]" in a text is text
     tokens = split = 0
     types: dict[str, bool] = {}
     for i, text in enumerate(sentences):
