@@ -91,3 +91,16 @@ def test_pairs_name_the_sentence_not_an_internal_index(masked_models):
     pairs = pd.DataFrame({"sentence_good": [SENTENCES[2], SENTENCES[1]], "sentence_bad": [SENTENCES[1], SENTENCES[0]]})
     with pytest.raises(NonFiniteError, match=r"^\S+: sentence 'The hooligan wrecked the vehicle\.' got a non-finite"):
         score_pairs(MaskedScorer(model, tok), pairs)
+
+
+def test_score_file_names_the_input_line_and_keeps_finished_chunks(masked_models, tmp_path):
+    from pllscore import score_file
+
+    model, tok = masked_models["bert-wordpiece"]
+    model = copy.deepcopy(model)
+    _poison_token(model, tok, SENTENCES[0])
+    lines = [SENTENCES[2], SENTENCES[1], SENTENCES[3], SENTENCES[0], SENTENCES[4]]
+    (tmp_path / "in.txt").write_text("\n".join(lines) + "\n")
+    out = tmp_path / "out.csv"
+    with pytest.raises(NonFiniteError, match=r"^line 4 of .*in\.txt got a non-finite .*the 2 texts before it are kept"):
+        score_file(tmp_path / "in.txt", out, model=MaskedScorer(model, tok), chunk_size=2)

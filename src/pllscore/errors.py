@@ -44,7 +44,7 @@ class NonFiniteError(ModelError):
     by its sentence, and replaces "text <index>" in the message.
     """
 
-    def __init__(self, index: int, value: float, dtype: str, *, where: str | None = None) -> None:
+    def __init__(self, index: int, value: float, dtype: str, *, where: str | None = None, suffix: str = "") -> None:
         self.index, self.value, self.dtype = index, value, dtype
         if dtype == "float16":
             fix = "score in float32 (the default) or bfloat16 (float16 overflows past 65504)"
@@ -53,5 +53,5 @@ class NonFiniteError(ModelError):
         else:
             fix = "the model itself gives non-finite logits: check its weights for NaN or inf (a diverged checkpoint?)"
         super().__init__(
-            f"{where or f'text {index}'} got a non-finite log-probability ({value}) under dtype {dtype}; {fix}"
+            f"{where or f'text {index}'} got a non-finite log-probability ({value}) under dtype {dtype}; {fix}{suffix}"
         )

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
-from pllscore.errors import InputError, InputTooLongError, PllscoreError
+from pllscore.errors import InputError, InputTooLongError, NonFiniteError, PllscoreError
 from pllscore.io.readers import InputTable, read_input
 from pllscore.io.writers import ResumableWriter, StreamWriter, output_format
 from pllscore.provenance import content_fingerprint, model_identity, now, run_record
@@ -191,7 +191,12 @@ def score_file(
             hi = min(lo + chunk_size, n)
             texts = all_texts[lo:hi]
             kwargs = {} if scorer.kind == "causal" else {"metric": list(chosen)}
-            results = scorer.score(texts, progress=False, long=long, **kwargs)
+            try:
+                results = scorer.score(texts, progress=False, long=long, **kwargs)
+            except NonFiniteError as e:  # name the input line, not the position within the chunk
+                i = lo + e.index
+                kept = f"; the {lo} texts before it are kept (--resume continues)" if lo and out_name else ""
+                raise NonFiniteError(i, e.value, e.dtype, where=table.where(i), suffix=kept) from None
             frame = output_rows(results, table, lo, hi, level, id_column, log_base, surprisal)
             writer.append(frame, hi)
             bar.update(hi - lo)

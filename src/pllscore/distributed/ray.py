@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pllscore.errors import InputError, PllscoreError
+from pllscore.errors import InputError, NonFiniteError, PllscoreError
 from pllscore.io.formats import INPUT_SUFFIXES as _SUFFIXES
 
 __all__ = ["RaySummary", "score_dataset"]
@@ -131,6 +131,10 @@ class _BlockScorer:
         kwargs = {} if self.scorer.kind == "causal" else {"metric": metrics}
         try:
             results = self.scorer.score(table.texts, progress=False, **kwargs)
+        except NonFiniteError as e:
+            raise NonFiniteError(
+                rows[e.index], e.value, e.dtype, where=f"row {rows[e.index]} (block {block})"
+            ) from None
         except PllscoreError as e:
             index = getattr(e, "index", None)
             where = f"row {rows[index]} " if index is not None else ""
