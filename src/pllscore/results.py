@@ -6,6 +6,27 @@ outside ``spans``). A sum or mean over no scored token is NaN, never 0: a text w
 scored has no score, and must not win a comparison by totalling 0.
 ``view(base=2, surprisal=True)`` gives the same results in bits and/or negated; every
 number a view shows (token, word, total, mean) is then in that unit.
+
+Normalised sentence scores (:data:`NORMS`, :meth:`SentenceScore.normalised`, ``norm=`` of
+:func:`to_frame` and :func:`to_wide_frame`):
+
+* ``sum``: the total (the (pseudo-)log-likelihood itself).
+* ``mean``: total / number of scored tokens; corrects for length.
+* ``per-char``: total / number of characters of the text, ``len(text)``: every character
+  (code point) counts, spaces and punctuation included; corrects for length independently of
+  the tokenizer.
+* ``slor``: (total − log P_unigram) / number of scored tokens, the syntactic log-odds ratio of
+  Lau, Clark & Lappin (2017): SLOR = (log P_m(s) − log P_u(s)) / |s|, with |s| the number of
+  scored tokens (also with the word-level wordfreq unigram); corrects for length and for the
+  frequency of the words used.
+* ``norm-lp``: total / (−log P_unigram), Lau, Clark & Lappin's NormLP (Div),
+  −log P_m(s) / log P_u(s) = log P_m(s) / (−log P_u(s)): negative like a log-probability,
+  higher (nearer 0) is more acceptable; a ratio of two logarithms, so the same in nats and bits.
+
+log P_unigram (nats) comes from a unigram model (:mod:`pllscore.unigram`) over the same scored
+tokens. Like every number of a view, normalised scores follow its unit (``slor``, ``mean`` and
+``per-char`` are in nats or bits per unit) and are negated under ``surprisal=True``. A norm over
+nothing (no scored token) is NaN.
 """
 
 from __future__ import annotations
@@ -20,7 +41,12 @@ import numpy as np
 Span = tuple[int, int]
 Level = Literal["sentence", "word", "token"]
 
-__all__ = ["Results", "SentenceScore", "TokenScore", "WordScore", "to_frame", "to_wide_frame"]
+__all__ = ["NORMS", "Results", "SentenceScore", "TokenScore", "WordScore", "check_norms", "to_frame", "to_wide_frame"]
+
+#: the sentence-score normalisations; ``slor`` and ``norm-lp`` need a unigram model
+NORMS = ("sum", "mean", "per-char", "slor", "norm-lp")
+#: the norms that need unigram log-probabilities
+UNIGRAM_NORMS = ("slor", "norm-lp")
 
 
 @dataclass(frozen=True)
@@ -125,6 +151,26 @@ class SentenceScore:
         """Mean score per scored token; NaN when no token was scored."""
         n = self.n_scored
         return self.total / n if n else math.nan
+
+    @property
+    def per_char(self) -> float:
+        """Total per character of the text (``len(text)``, spaces and punctuation included); NaN if nothing scored."""
+        return self.total / len(self.text) if self.text else math.nan
+
+    def normalised(self, norm: str, unigram: Any = None) -> float:
+        """The total under a normalisation of :data:`NORMS`, in the view's unit (see the module's docstring).
+
+        ``unigram`` (a :mod:`pllscore.unigram` model, with ``logprob(score)`` in nats) is needed by
+        ``slor`` and ``norm-lp``.
+        """
+        norm = check_norms([norm], unigram)[0]
+        if norm == "sum":
+            return self.total
+        if norm == "mean":
+            return self.mean
+        if norm == "per-char":
+            return self.per_char
+        return _unigram_norm(self, norm, unigram.logprob(self))
 
     # --- tokens and words ----------------------------------------------------------
     @property
@@ -242,9 +288,11 @@ class Results(Sequence[SentenceScore]):
         """The same results in another unit (see :meth:`SentenceScore.view`)."""
         return Results(tuple(r.view(base=base, surprisal=surprisal) for r in self.items))
 
-    def to_frame(self, level: Level = "sentence") -> Any:
-        """A tidy pandas DataFrame at sentence, word or token level."""
-        return to_frame(self, level=level)
+    def to_frame(
+        self, level: Level = "sentence", *, norm: str | Sequence[str] | None = None, unigram: Any = None
+    ) -> Any:
+        """A tidy pandas DataFrame at sentence, word or token level (``norm``, ``unigram``: see :func:`to_frame`)."""
+        return to_frame(self, level=level, norm=norm, unigram=unigram)
 
     def to_dicts(self) -> list[dict[str, Any]]:
         """JSON-ready dicts, one per item."""
@@ -260,6 +308,8 @@ def to_frame(
     *,
     base: float | Literal["e"] | None = None,
     surprisal: bool | None = None,
+    norm: str | Sequence[str] | None = None,
+    unigram: Any = None,
 ) -> Any:
     """A tidy pandas DataFrame of results.
 
@@ -268,12 +318,20 @@ def to_frame(
         level: ``"sentence"`` (one row per text and metric), ``"word"`` or ``"token"``.
         base: log base of the scores (``2`` for bits); defaults to the results' own view.
         surprisal: negate the scores; defaults to the results' own view.
+        norm: normalisation(s) of :data:`NORMS` (sentence level): ``total`` (sum) and ``mean`` are
+            always columns, and ``per-char``, ``slor`` and ``norm-lp`` add a column of that name.
+        unigram: the unigram model ``slor`` and ``norm-lp`` need (:func:`pllscore.unigram.load_unigram`
+            builds one from a counts table, a corpus or ``"wordfreq"``).
 
     The score column is named ``logprob`` (or ``surprisal``) and the ``unit`` column says
     nats or bits.
     """
     import pandas as pd
 
+    from pllscore.unigram import load_unigram
+
+    unigram = load_unigram(unigram) if unigram is not None else None
+    extra = _norm_columns(norm, unigram, level)
     items = [r.view(base=base, surprisal=surprisal) for r in results]
     value = "surprisal" if items and items[0].surprisal else "logprob"
     if level == "sentence":
@@ -285,13 +343,14 @@ def to_frame(
                 "model": r.model,
                 "total": r.total,
                 "mean": r.mean,
+                **norm_values(r, extra, unigram),
                 "n_tokens": r.n_tokens,
                 "n_words": r.n_words,
                 "unit": r.unit,
             }
             for r in items
         ]
-        columns = ["index", "text", "metric", "model", "total", "mean", "n_tokens", "n_words", "unit"]
+        columns = ["index", "text", "metric", "model", "total", "mean", *extra, "n_tokens", "n_words", "unit"]
     elif level == "word":
         rows = [
             {
@@ -338,15 +397,24 @@ def to_wide_frame(
     *,
     base: float | Literal["e"] | None = None,
     surprisal: bool | None = None,
+    norm: str | Sequence[str] | None = None,
+    unigram: Any = None,
 ) -> Any:
     """A DataFrame with one column of scores per metric, one row per text (or word, or token).
 
     Sentence level has ``index, n_tokens, n_words`` and per metric ``<metric>`` (total) and
-    ``<metric>_mean``; word level ``index, word, word_text, start, end, n_tokens, <metric>...``;
-    token level ``index, token, piece, start, end, word, <metric>...``. Every metric of the
-    results must cover the same texts.
+    ``<metric>_mean``, then ``<metric>_<norm>`` for each other norm asked (``word-l2r_slor``,
+    ``causal_per-char``; see :func:`to_frame` for ``norm`` and ``unigram``); word level
+    ``index, word, word_text, start, end, n_tokens, <metric>...``; token level
+    ``index, token, piece, start, end, word, <metric>...``. Every metric of the results must
+    cover the same texts.
     """
     import pandas as pd
+
+    from pllscore.unigram import load_unigram
+
+    unigram = load_unigram(unigram) if unigram is not None else None
+    extra = _norm_columns(norm, unigram, level)
 
     by_metric: dict[str, list[SentenceScore]] = {}
     for r in results:
@@ -366,6 +434,9 @@ def to_wide_frame(
         for metric, g in by_metric.items():
             cols[metric] = np.array([r.total for r in g])
             cols[f"{metric}_mean"] = np.array([r.mean for r in g])
+            values = [norm_values(r, extra, unigram) for r in g]
+            for n in extra:
+                cols[f"{metric}_{n}"] = np.array([v[n] for v in values], dtype=np.float64)
     elif level == "word":
         counts = np.array([r.n_words for r in first], dtype=np.int64)
         cols["index"] = np.repeat(idx, counts)
@@ -390,6 +461,67 @@ def to_wide_frame(
     else:
         raise _level_error(level)
     return pd.DataFrame(cols)
+
+
+def check_norms(norms: str | Sequence[str] | None, unigram: Any = None) -> tuple[str, ...]:
+    """The norms asked for, checked and without repeats (None: ``("sum",)``).
+
+    Raises :class:`~pllscore.InputError` for an unknown norm, or for ``slor``/``norm-lp`` without a unigram model.
+    """
+    from pllscore.errors import InputError
+
+    if norms is None:
+        return ("sum",)
+    asked = [norms] if isinstance(norms, str) else list(norms)
+    out = []
+    for n in asked:
+        name = str(n).strip().lower().replace("_", "-")
+        name = {"per-character": "per-char", "normlp": "norm-lp", "total": "sum"}.get(name, name)
+        if name not in NORMS:
+            raise InputError(f"unknown norm {n!r}; choose from {', '.join(NORMS)}")
+        if name in UNIGRAM_NORMS and unigram is None:
+            raise InputError(
+                f"norm {name} needs unigram log-probabilities: give a table of token counts (--unigram FILE), "
+                "a corpus to count (--unigram-corpus FILE) or --unigram wordfreq"
+            )
+        out.append(name)
+    return tuple(dict.fromkeys(out)) or ("sum",)
+
+
+def norm_values(r: SentenceScore, norms: Sequence[str], unigram: Any = None) -> dict[str, float]:
+    """norm -> normalised total of ``r`` (the unigram log-probability is computed once)."""
+    out: dict[str, float] = {}
+    u: float | None = None
+    for norm in norms:
+        if norm in UNIGRAM_NORMS:
+            if u is None:
+                u = unigram.logprob(r)
+            out[norm] = _unigram_norm(r, norm, u)
+        else:
+            out[norm] = r.normalised(norm)
+    return out
+
+
+def _unigram_norm(r: SentenceScore, norm: str, u: float) -> float:
+    """SLOR or NormLP of ``r`` from its unigram log-probability ``u`` (nats), in the view's unit and sign."""
+    total = _sum_scored(r.logprobs)  # nats
+    sign = -1.0 if r.surprisal else 1.0
+    if math.isnan(total) or math.isnan(u):
+        return math.nan
+    if norm == "slor":
+        return sign * (total - u) / math.log(r.base) / r.n_scored
+    return sign * total / -u if u != 0 else math.nan  # norm-lp: a ratio of logs, the same in any base
+
+
+def _norm_columns(norms: Sequence[str] | None, unigram: Any, level: str) -> tuple[str, ...]:
+    """The norms that add columns (``sum`` and ``mean`` are always there); only at sentence level."""
+    from pllscore.errors import InputError
+
+    chosen = check_norms(norms, unigram)
+    extra = tuple(n for n in chosen if n not in ("sum", "mean"))
+    if extra and level != "sentence":
+        raise InputError(f"norms ({', '.join(extra)}) are sentence scores; use level sentence")
+    return extra
 
 
 def _level_error(level: object) -> Exception:
