@@ -15,6 +15,7 @@ from pllscore.cli.diagnose import diagnose_command
 from pllscore.cli.evaluate import blimp_command, pairs_command
 from pllscore.cli.explain import explain_command
 from pllscore.cli.report import report_command
+from pllscore.cli.rescore import rescore_command
 from pllscore.cli.score import score_command
 from pllscore.errors import PllscoreError
 
@@ -33,6 +34,7 @@ app.command("blimp")(blimp_command)
 app.command("pairs")(pairs_command)
 app.command("diagnose")(diagnose_command)
 app.command("report")(report_command)
+app.command("rescore")(rescore_command)
 
 
 @app.callback(invoke_without_command=True)
@@ -64,7 +66,7 @@ def _quiet_libraries() -> None:
 def main() -> None:
     """Entry point of the console script."""
     debug = "--debug" in sys.argv[1:]
-    if any(a in sys.argv[1:] for a in ("score", "explain", "blimp", "pairs", "diagnose", "report")):
+    if any(a in sys.argv[1:] for a in ("score", "explain", "blimp", "pairs", "diagnose", "report", "rescore")):
         _quiet_libraries()
     try:
         # standalone mode: typer's own click (a vendored copy in typer >= 0.22, the click package before)
