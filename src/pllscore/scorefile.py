@@ -19,7 +19,7 @@ from typing import Any, TextIO
 
 from pllscore.errors import InputError, InputTooLongError, NonFiniteError, PllscoreError
 from pllscore.io.readers import InputTable, read_input
-from pllscore.io.writers import ResumableWriter, StreamWriter, output_format
+from pllscore.io.writers import ResumableWriter, StreamWriter, check_resume, meta_path, output_format
 from pllscore.provenance import content_fingerprint, model_identity, now, run_record
 
 __all__ = ["Interrupted", "ScoreSummary", "score_file"]
@@ -80,6 +80,9 @@ def score_file(
     stream: TextIO | None = None,
     long: str = "error",
     stride: int | None = None,
+    norm: str | Sequence[str] | None = None,
+    unigram: Any = None,
+    unigram_corpus: str | os.PathLike[str] | None = None,
 ) -> ScoreSummary:
     """Score every text of a file and write the scores, one column per metric.
 
@@ -106,6 +109,11 @@ def score_file(
         stream: where output goes when ``output`` is None (default stdout).
         long: ``"error"`` or ``"window"`` for texts longer than the model allows (see :func:`pllscore.load`).
         stride: a causal model's window step in ``"window"`` mode.
+        norm: sentence-score normalisation(s) (:data:`pllscore.results.NORMS`); beside ``<metric>`` and
+            ``<metric>_mean``, each of ``per-char``, ``slor``, ``norm-lp`` adds a ``<metric>_<norm>`` column.
+        unigram: for ``slor``/``norm-lp``: a tsv/csv of token counts, ``"wordfreq"`` (word-level), or a model
+            from :mod:`pllscore.unigram`.
+        unigram_corpus: for ``slor``/``norm-lp``: a text file whose tokens (the model's tokenizer) are counted.
 
     Raises:
         Interrupted: on Ctrl-C, after recording progress; rerun with ``resume=True``.
@@ -148,6 +156,14 @@ def score_file(
     else:
         chosen = scorer.metric if metrics is None or metrics == [] else resolve_metrics(metrics)
     _check_all(scorer, table, long)
+    from pllscore.results import check_norms
+    from pllscore.unigram import load_unigram
+
+    uni = load_unigram(unigram, corpus=unigram_corpus, tokenizer=getattr(scorer, "tokenizer", None))
+    norms = tuple(n for n in check_norms(norm, uni) if n not in ("sum", "mean"))  # sum and mean: always there
+    if norms and level != "sentence":
+        raise InputError(f"--norm {norms[0]} is a sentence score; use --level sentence")
+    uni = uni if any(n in ("slor", "norm-lp") for n in norms) else None
 
     causal = scorer.kind == "causal"
     identity = model_identity(scorer)
@@ -170,7 +186,11 @@ def score_file(
         **run_record(scorer, chosen),
         "model": identity["name"],  # a folder by its absolute path
         "model_fingerprint": identity["fingerprint"],
+        **({"norm": list(norms), "unigram": uni.describe() if uni is not None else None} if norms else {}),
     }
+    if resume and out_name is not None and meta_path(out_name).exists():  # the norms change the columns
+        old = json.loads(meta_path(out_name).read_text())
+        check_resume(old, meta, ("norm", "unigram"), repr(out_name))
     n = len(table.rows)
     writer: ResumableWriter | StreamWriter
     if out_name is None:
@@ -197,7 +217,7 @@ def score_file(
                 i = lo + e.index
                 kept = f"; the {lo} texts before it are kept (--resume continues)" if lo and out_name else ""
                 raise NonFiniteError(i, e.value, e.dtype, where=table.where(i), suffix=kept) from None
-            frame = output_rows(results, table, lo, hi, level, id_column, log_base, surprisal)
+            frame = output_rows(results, table, lo, hi, level, id_column, log_base, surprisal, norm=norms, unigram=uni)
             writer.append(frame, hi)
             bar.update(hi - lo)
         seconds = time.perf_counter() - t0
@@ -258,14 +278,24 @@ def _check_all(scorer: Any, table: InputTable, long: str) -> None:
 
 
 def output_rows(
-    results: Any, table: InputTable, lo: int, hi: int, level: str, id_column: str | None, base: Any, surprisal: bool
+    results: Any,
+    table: InputTable,
+    lo: int,
+    hi: int,
+    level: str,
+    id_column: str | None,
+    base: Any,
+    surprisal: bool,
+    *,
+    norm: Sequence[str] | None = None,
+    unigram: Any = None,
 ) -> Any:
     """The output rows of ``table`` rows ``lo:hi`` (shared by the local and the Ray engine)."""
     import pandas as pd
 
     from pllscore.results import to_wide_frame
 
-    scores = to_wide_frame(results, level=level, base=base, surprisal=surprisal)  # type: ignore[arg-type]
+    scores = to_wide_frame(results, level=level, base=base, surprisal=surprisal, norm=norm, unigram=unigram)  # type: ignore[arg-type]
     local = scores.pop("index").to_numpy()
     rows = pd.Series(table.rows[lo:hi]).to_numpy()[local]
     if level == "sentence":

@@ -27,6 +27,17 @@ def score_command(
     id_column: str | None = typer.Option(None, "--id-column", help="Column copied to every output row."),
     base: str = typer.Option("e", "--base", help="Log base: e (nats) or 2 (bits)."),
     surprisal: bool = typer.Option(False, "--surprisal", help="Write surprisal (negated log-probability)."),
+    norm: list[str] | None = typer.Option(
+        None,
+        "--norm",
+        help="Also write <metric>_<norm>: per-char, slor or norm-lp (sum and mean are always written); repeatable.",
+    ),
+    unigram: str | None = typer.Option(
+        None, "--unigram", help="For slor/norm-lp: a tsv/csv of token counts, or wordfreq[:LANG] (word-level)."
+    ),
+    unigram_corpus: Path | None = typer.Option(
+        None, "--unigram-corpus", help="For slor/norm-lp: a text file to count with the model's tokenizer."
+    ),
     device: str = typer.Option("auto", "--device", help="auto, cpu, cuda, cuda:1 or mps."),
     dtype: str | None = typer.Option(None, "--dtype", help="float32 (default, exact), bfloat16 or float16."),
     max_tokens: int | None = typer.Option(None, "--max-tokens", help="Padded tokens per batch."),
@@ -57,8 +68,12 @@ def score_command(
         surprisal=surprisal, skip_empty=skip_empty, device=device, dtype=dtype, max_tokens=max_tokens,
         resume=resume, force=force, long=long, stride=stride,
     )  # fmt: skip
+    norms = dict(norm=norm or None, unigram=unigram, unigram_corpus=unigram_corpus)
     if engine == "ray":
         from pllscore.distributed.ray import score_dataset
+
+        if norm or unigram or unigram_corpus:
+            raise InputError("--norm and --unigram are not supported with --engine ray yet; score locally")
 
         if input is None or output is None:
             raise InputError("--engine ray needs INPUT (files, a folder or a glob) and -o OUT_DIR")
@@ -79,6 +94,7 @@ def score_command(
         format=fmt,
         progress=False if quiet else (True if progress else None),
         **common,  # type: ignore[arg-type]
+        **norms,  # type: ignore[arg-type]
     )
     if not quiet:
         typer.echo(summary.line(), err=True)

@@ -1,0 +1,70 @@
+"""``--norm`` on the command line: score, blimp, pairs and diagnose, on ../shared/models."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pandas as pd
+import pytest
+
+from pllscore.unigram import count_corpus
+from tests.conftest import TINY_BERT, TINY_GPT2
+from tests.test_cli import run
+
+pytestmark = pytest.mark.shared
+
+BERT, GPT2 = str(TINY_BERT), str(TINY_GPT2)
+TEXTS = ["The traveler lost the souvenir.", "The hooligan wrecked the vehicle.", "She didn't go to the store!"]
+
+
+@pytest.fixture
+def corpus(tmp_path):
+    path = tmp_path / "corpus.txt"
+    path.write_text("The cat sat on the mat.\nThe traveler went to the store.\nShe lost the keys yesterday.\n")
+    return path
+
+
+def test_score_norm_mean_and_slor_from_a_corpus(tmp_path, corpus):
+    import pllscore
+
+    out = tmp_path / "out.tsv"
+    args = ["score", *[a for t in TEXTS for a in ("--text", t)], "--model", GPT2, "--norm", "mean", "--norm", "slor"]
+    done = run(*args, "--unigram-corpus", str(corpus), "-o", str(out), "--quiet")
+    assert done.returncode == 0, done.stderr
+    frame = pd.read_csv(out, sep="\t")
+    assert list(frame.columns) == ["row", "text", "n_tokens", "n_words", "causal", "causal_mean", "causal_slor"]
+    clm = pllscore.load(GPT2)
+    counts = count_corpus(corpus, clm.tokenizer)
+    total, types = sum(counts.values()), len(counts)
+    for i, r in enumerate(clm.score(TEXTS)):
+        u = sum(math.log((counts.get(p, 0) + 1) / (total + types + 1)) for p in r.pieces)  # add-one, by hand
+        assert frame["causal_slor"][i] == pytest.approx((r.total - u) / r.n_scored, abs=1e-6)
+        assert frame["causal_mean"][i] == pytest.approx(r.total / r.n_tokens, abs=1e-6)
+    meta = json.loads((tmp_path / "out.tsv.meta.json").read_text())
+    assert meta["norm"] == ["slor"] and meta["unigram"]["level"] == "token"
+
+
+def test_score_norm_per_metric_columns_and_wordfreq(tmp_path):
+    out = tmp_path / "out.csv"
+    metrics = ["--metric", "original", "--metric", "word-l2r"]
+    norms = ["--norm", "per-char", "--norm", "norm-lp", "--unigram", "wordfreq"]
+    done = run("score", "--text", TEXTS[0], "--model", BERT, *metrics, *norms, "-o", str(out), "--quiet")
+    assert done.returncode == 0, done.stderr
+    frame = pd.read_csv(out)
+    for m in ("original", "word-l2r"):
+        assert frame[f"{m}_per-char"][0] == pytest.approx(frame[m][0] / len(TEXTS[0]))
+        assert frame[f"{m}_norm-lp"][0] < 0
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--norm", "slor"], "needs unigram log-probabilities"),
+        (["--norm", "median"], "unknown norm 'median'"),
+        (["--norm", "per-char", "--level", "token"], "sentence score"),
+    ],
+)
+def test_score_norm_mistakes(args, message):
+    done = run("score", "--text", TEXTS[0], "--model", GPT2, *args)
+    assert done.returncode == 1 and message in done.stderr and "Traceback" not in done.stderr
