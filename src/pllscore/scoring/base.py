@@ -1,0 +1,142 @@
+"""The common ground of the masked and causal scorers: model and tokenizer checks, settings, encoding, results."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+import torch
+
+from pllscore.engine.loading import Kind, detect_kind, max_input_length, resolve_dtype
+from pllscore.errors import InputError, ModelError, NonFiniteError
+from pllscore.results import SentenceScore
+from pllscore.scoring.encoding import Encoded, check_long, check_texts, encode
+
+__all__ = ["Scorer"]
+
+# padded tokens per batch when the caller gives none. On a CPU, 1024 keeps a layer's
+# activations in the last-level cache; larger batches made scoring 5-10% slower (BENCHMARKS.md).
+_DEFAULT_MAX_TOKENS = {"cuda": 32768, "mps": 8192, "cpu": 1024}
+
+
+def _model_kind(model: Any) -> Kind | None:
+    name = type(model).__name__
+    if name.endswith("ForMaskedLM"):
+        return "masked"
+    if name.endswith(("ForCausalLM", "LMHeadModel")):
+        return "causal"
+    return detect_kind(model.config)
+
+
+class Scorer:
+    """Common ground of the masked and causal scorers: tokenization, checks, settings.
+
+    A subclass says how its texts are encoded by :meth:`_encoding` (special tokens, a prefix).
+    """
+
+    kind: Kind
+
+    def __init__(
+        self,
+        model: Any,
+        tokenizer: Any,
+        *,
+        name: str | None = None,
+        revision: str | None = None,
+        max_tokens: int | None = None,
+        long: str = "error",
+        dtype: str | torch.dtype | None = None,
+    ) -> None:
+        actual = _model_kind(model)
+        if actual is not None and actual != self.kind:
+            raise ModelError(
+                f"{type(model).__name__} is a {actual} LM, but {type(self).__name__} needs a {self.kind} one; "
+                f"use {'MaskedScorer' if actual == 'masked' else 'CausalScorer'} or pllscore.load()"
+            )
+        if not getattr(tokenizer, "is_fast", False):
+            raise ModelError(
+                f"{type(tokenizer).__name__} is a slow tokenizer; pllscore needs a fast one (word ids and offsets)"
+            )
+        self.model = model.eval()
+        self.tokenizer = tokenizer
+        self.name = name or getattr(model.config, "_name_or_path", "") or type(model).__name__
+        self.revision = revision
+        self.max_length = max_input_length(model.config, tokenizer)
+        dev = next(model.parameters()).device
+        if max_tokens is not None and (not isinstance(max_tokens, int) or max_tokens < 1):
+            raise InputError(f"max_tokens must be a positive integer, got {max_tokens!r}")
+        self.max_tokens = max_tokens or _DEFAULT_MAX_TOKENS.get(dev.type, _DEFAULT_MAX_TOKENS["cpu"])
+        self._pad_id = next(
+            (i for i in (tokenizer.pad_token_id, tokenizer.eos_token_id, tokenizer.unk_token_id) if i is not None), 0
+        )
+        self._vocab_size = int(model.config.vocab_size)
+        self.long = check_long(long)
+        self.dtype = resolve_dtype(dtype)
+        # weights in a reduced type are used as they are; float32 weights get autocast to `dtype`
+        self._autocast = None if self.dtype == torch.float32 else self.dtype
+
+    @property
+    def device(self) -> torch.device:
+        """The device the model runs on."""
+        return next(self.model.parameters()).device
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.name!r}, device={self.device}, max_tokens={self.max_tokens})"
+
+    def _encoding(self) -> tuple[bool, int | None]:
+        """(whether the tokenizer adds its special tokens, the token id put before a text or None)."""
+        raise NotImplementedError
+
+    def _tokenize(
+        self, texts: list[str], *, add_special_tokens: bool, prefix: int | None = None, allow_long: bool = False
+    ) -> list[Encoded]:
+        return encode(
+            self.tokenizer,
+            texts,
+            name=self.name,
+            max_length=self.max_length,
+            add_special_tokens=add_special_tokens,
+            prefix=prefix,
+            allow_long=allow_long,
+        )
+
+    def _encode(self, texts: list[str], long: str | None) -> list[Encoded]:
+        """``texts`` encoded as this scorer scores them; ``long`` (None: the scorer's) allows long texts or not."""
+        add, prefix = self._encoding()
+        windowed = check_long(long or self.long) == "window"
+        return self._tokenize(texts, add_special_tokens=add, prefix=prefix, allow_long=windowed)
+
+    def check(self, texts: str | Iterable[str], *, long: str | None = None) -> int:
+        """Raise the error that scoring ``texts`` would raise, without scoring; return the token count."""
+        items = check_texts(texts)
+        if not items:
+            return 0
+        return sum(len(e.ids) for e in self._encode(items, long))
+
+    def _check_finite(self, index: int, values: np.ndarray, read: np.ndarray | None) -> None:
+        """Raise :class:`NonFiniteError` if a token the engine scored (``read``; None: all) got NaN or inf.
+
+        NaN also marks a token that was not scored (outside ``spans``, a causal LM's first token
+        without BOS); those are left out of the check, the tokens the engine read are not.
+        """
+        checked = values if read is None else values[read]
+        bad = ~np.isfinite(checked)
+        if bad.any():
+            weights = next(self.model.parameters()).dtype
+            dtype = self.dtype if self.dtype != torch.float32 else weights
+            raise NonFiniteError(index, float(checked[bad][0]), str(dtype).removeprefix("torch."))
+
+    def _result(self, index: int, text: str, enc: Encoded, metric: str, logprobs: np.ndarray) -> SentenceScore:
+        al = enc.alignment
+        return SentenceScore(
+            index=index,
+            text=text,
+            metric=metric,
+            model=self.name,
+            pieces=tuple(enc.pieces[p] for p in al.positions),
+            offsets=tuple(al.token_spans[p] for p in al.positions),
+            word_index=np.asarray(al.word_of, dtype=np.int64),
+            word_spans=al.word_spans,
+            logprobs=np.asarray(logprobs, dtype=np.float64),
+        )
