@@ -1,6 +1,6 @@
 """Build a small SYNTHETIC n-best list for trying ``pllscore rescore``: not the output of any real system.
 
-References are the first short sentences of the shared Brown sample; each gets five hypotheses:
+References are the first short sentences of the shared Brown sample; each gets four hypotheses:
 the reference itself (in most utterances) and deterministic corruptions of it (two neighbouring
 words swapped, a word deleted, a word replaced by a word from elsewhere in the corpus, or two of
 these). The first-pass score is ``-2 * edits`` plus Gaussian noise, so the first pass prefers
@@ -40,7 +40,7 @@ def _substitute(words: list[str], rng: random.Random, vocab: list[str]) -> list[
 EDITS = (_swap, _delete, _substitute)
 
 
-def hypotheses(ref: str, rng: random.Random, vocab: list[str], n: int = 5) -> list[tuple[str, int]]:
+def hypotheses(ref: str, rng: random.Random, vocab: list[str], n: int = 4) -> list[tuple[str, int]]:
     """``n`` distinct hypotheses of ``ref`` with their number of edits (0 for the reference itself)."""
     words = ref.split()
     out: dict[str, int] = {}
@@ -62,9 +62,9 @@ def hypotheses(ref: str, rng: random.Random, vocab: list[str], n: int = 5) -> li
 def build(data: Path, n_utterances: int, seed: int) -> list[dict[str, object]]:
     with open(data, newline="", encoding="utf-8") as f:
         sentences = [row["sentence"] for row in csv.DictReader(f)]
-    refs = [s for s in sentences if 6 <= len(s.split()) <= 12][:n_utterances]
+    refs = [s for s in sentences if 5 <= len(s.split()) <= 10][:n_utterances]
     if len(refs) < n_utterances:
-        raise SystemExit(f"{data} has only {len(refs)} sentences of 6 to 12 words")
+        raise SystemExit(f"{data} has only {len(refs)} sentences of 5 to 10 words")
     vocab = sorted({w for s in sentences[:2000] for w in s.split() if w.isalpha()})
     rng = random.Random(seed)
     rows = []
