@@ -387,3 +387,20 @@ def test_cli_errors_are_one_line(nbest, args, message):
 def test_causal_model_with_a_metric_is_refused(nbest):
     done = run("rescore", str(nbest), "--model", GPT2, "--metric", "original")
     assert done.returncode == 1 and "causal LM" in done.stderr and done.stderr.count("\n") == 1
+
+
+@pytest.mark.shared
+@pytest.mark.parametrize("to_file", [False, True])
+def test_a_hypothesis_with_nothing_scored_is_never_preferred(tmp_path, to_file):
+    import pllscore
+
+    # without BOS a causal LM cannot score a text's first token: a one-token text has no score (NaN)
+    clm = pllscore.load(GPT2, device="cpu", bos=False)
+    nbest = pd.DataFrame({"utt_id": ["a", "a", "b"], "hyp": ["The", "The cat sat.", "A"], "score": [5.0, 0.0, 0.0]})
+    output = tmp_path / "out.tsv" if to_file else None
+    frame, summary = rescore(nbest, output, model=clm, lam=1.0, beta=0.0, progress=False)
+    assert np.isnan(frame["lm"][0]) and frame["n_tokens"].tolist()[0] == 0 and np.isfinite(frame["lm"][1])
+    assert frame["n_tokens"][1] == len(clm.tokenizer("The cat sat.")["input_ids"]) - 1
+    assert frame["chosen"].tolist() == [False, True, True]  # a NaN loses; alone, it is still chosen
+    if to_file:
+        pd.testing.assert_frame_equal(pd.read_csv(output, sep="\t"), frame, check_dtype=False)

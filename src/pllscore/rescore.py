@@ -458,7 +458,7 @@ def score_hypotheses(
         buffer = io.StringIO()
         summary = score_file(list(texts), None, stream=buffer, **common)
         buffer.seek(0)
-        table = pd.read_csv(buffer, sep="\t", keep_default_na=False, dtype={"text": str})
+        table = pd.read_csv(buffer, sep="\t")  # the numbers are what is read back (an empty cell is NaN)
     else:
         summary = score_file(list(texts), lm_scores, resume=resume, force=force, **common)
         table = _read_scores(os.fspath(lm_scores))
@@ -482,7 +482,7 @@ def _read_scores(path: str) -> Any:
         return pd.read_parquet(path)
     if fmt == "jsonl":
         return pd.read_json(path, lines=True)
-    return pd.read_csv(path, sep="," if fmt == "csv" else "\t", keep_default_na=False, dtype={"text": str})
+    return pd.read_csv(path, sep="," if fmt == "csv" else "\t")
 
 
 def rescore_frame(
@@ -665,6 +665,10 @@ def rescore(
         fmt = output_format(out_name, format)
         if lm_scores is None:
             lm_scores = f"{out_name}.lm.parquet"
+        if os.path.abspath(os.fspath(lm_scores)) == os.path.abspath(out_name):
+            raise InputError(
+                f"the LM scores cannot go to the output {out_name!r} itself; give --lm-scores another path"
+            )
         if os.path.exists(out_name) and not (resume or force):
             raise InputError(f"output {out_name!r} already exists; pass --force to overwrite it")
         if not isinstance(nbest, pd.DataFrame) and os.path.abspath(out_name) == os.path.abspath(os.fspath(nbest)):
