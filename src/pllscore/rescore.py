@@ -1,4 +1,4 @@
-"""N-best rescoring with a language model (the use case of Salazar et al. 2020, Section 3).
+"""N-best rescoring with a language model (the use case of Salazar et al. 2020).
 
 In: a table of hypotheses, one row each: an utterance id, the hypothesis text, its first-pass
 score (from an ASR or MT system), and optionally the utterance's reference and a dev/test split.
