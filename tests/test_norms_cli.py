@@ -68,3 +68,31 @@ def test_score_norm_per_metric_columns_and_wordfreq(tmp_path):
 def test_score_norm_mistakes(args, message):
     done = run("score", "--text", TEXTS[0], "--model", GPT2, *args)
     assert done.returncode == 1 and message in done.stderr and "Traceback" not in done.stderr
+
+
+def test_blimp_one_accuracy_column_per_norm(tmp_path, corpus):
+    from tests.conftest import SHARED
+
+    data = SHARED.parent / "data" / "blimp"
+    out = tmp_path / "blimp"
+    args = ["blimp", "--model", GPT2, "--data", str(data), "--paradigm", "anaphor_number_agreement",
+            "--paradigm", "adjunct_island", "--limit", "10", "-o", str(out), "--quiet"]  # fmt: skip
+    done = run(*args, "--norm", "sum", "--norm", "mean", "--norm", "slor", "--unigram-corpus", str(corpus))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split("\n")[0].split()[:5] == ["model", "metric", "Overall", "Overall_mean", "Overall_slor"]
+    summary = pd.read_csv(out / "summary.csv")
+    paradigms = pd.read_csv(out / "paradigms.csv")
+    assert {"accuracy", "accuracy_mean", "accuracy_slor"} <= set(paradigms.columns)
+    assert summary["Overall_slor"][0] == pytest.approx(round(100 * paradigms["accuracy_slor"].mean(), 1))
+    pairs = pd.read_parquet(out / "pairs.parquet")
+    assert ((pairs["good_mean"] > pairs["bad_mean"]) == pairs["correct_mean"]).all()
+    again = run(*args)  # the folder was made with other norms: refused, not mixed
+    assert again.returncode == 1 and "norms" in again.stderr
+
+
+def test_pairs_norm_mean(tmp_path):
+    (tmp_path / "p.csv").write_text("good,bad\nThe cats sleep.,The cats sleeps.\nShe saw herself.,She saw himself.\n")
+    done = run("pairs", str(tmp_path / "p.csv"), "--good", "good", "--bad", "bad", "--model", GPT2,
+               "--norm", "mean", "--quiet")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split("\n")[0].split() == ["model", "metric", "Overall", "Overall_mean"]

@@ -7,6 +7,9 @@ from pathlib import Path
 import typer
 
 _FORCE = "Replace the results in --output even if they were made with other data, paradigms, limit or columns."
+_NORM = "Also count pairs by this normalised score: mean, per-char, slor or norm-lp (sum always); repeatable."
+_UNIGRAM = "For slor/norm-lp: a tsv/csv of token counts, or wordfreq[:LANG] (word-level)."
+_CORPUS = "For slor/norm-lp: a text file to count with each model's tokenizer."
 
 
 def blimp_command(
@@ -17,6 +20,9 @@ def blimp_command(
     limit: int | None = typer.Option(None, "--limit", help="At most this many pairs per paradigm (quick runs)."),
     output: Path | None = typer.Option(None, "-o", "--output", help="Folder for the tables (rows are added)."),
     force: bool = typer.Option(False, "--force", help=_FORCE),
+    norm: list[str] | None = typer.Option(None, "--norm", help=_NORM),
+    unigram: str | None = typer.Option(None, "--unigram", help=_UNIGRAM),
+    unigram_corpus: Path | None = typer.Option(None, "--unigram-corpus", help=_CORPUS),
     device: str = typer.Option("auto", "--device"),
     dtype: str | None = typer.Option(None, "--dtype"),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
@@ -33,7 +39,8 @@ def blimp_command(
             raise InputError("pass --data with the folder of BLiMP <paradigm>.jsonl files")
     result = run_blimp(
         model, data=data, metrics=metric or None, paradigms=paradigm or None, limit=limit, output=output,
-        device=device, dtype=dtype, progress=False if quiet else None, force=force,
+        device=device, dtype=dtype, progress=False if quiet else None, force=force, norms=norm or None,
+        unigram=unigram, unigram_corpus=unigram_corpus,
     )  # fmt: skip
     typer.echo(_show(result.summary))
     _warn_unscored(result)
@@ -53,6 +60,9 @@ def pairs_command(
     metric: list[str] | None = typer.Option(None, "--metric", help="Masked-LM metric(s) or all (default word-l2r)."),
     output: Path | None = typer.Option(None, "-o", "--output", help="Folder for the tables (rows are added)."),
     force: bool = typer.Option(False, "--force", help=_FORCE),
+    norm: list[str] | None = typer.Option(None, "--norm", help=_NORM),
+    unigram: str | None = typer.Option(None, "--unigram", help=_UNIGRAM),
+    unigram_corpus: Path | None = typer.Option(None, "--unigram-corpus", help=_CORPUS),
     device: str = typer.Option("auto", "--device"),
     dtype: str | None = typer.Option(None, "--dtype"),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
@@ -62,7 +72,8 @@ def pairs_command(
 
     result = run_pairs(
         file, model, good=good, bad=bad, group=group, metrics=metric or None, output=output, device=device,
-        dtype=dtype, progress=False if quiet else None, force=force,
+        dtype=dtype, progress=False if quiet else None, force=force, norms=norm or None, unigram=unigram,
+        unigram_corpus=unigram_corpus,
     )  # fmt: skip
     typer.echo(_show(result.summary))
     _warn_unscored(result)

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from pllscore.errors import InputError
-from pllscore.eval.pairs import accuracy
+from pllscore.eval.pairs import accuracy, norm_columns
 
 __all__ = ["PHENOMENA", "blimp_tables", "load_blimp", "summary_table"]
 
@@ -95,6 +95,8 @@ def summary_table(paradigms: Any) -> Any:
     """Rows model x metric; columns Overall and the 12 phenomena; accuracy x 100, one decimal.
 
     A pair with an unscored (NaN) side counts as wrong; ``paradigms`` says how many in ``n_unscored``.
+    With normalised scores, ``Overall_<norm>`` (the mean of the paradigms' ``accuracy_<norm>``)
+    follows ``Overall`` for each norm other than ``sum``; the phenomena are under ``sum``.
     """
     import pandas as pd
 
@@ -102,6 +104,8 @@ def summary_table(paradigms: Any) -> Any:
     keys = ["model", *(["model_id"] if "model_id" in paradigms.columns else []), "metric"]
     for key, g in paradigms.groupby(keys, sort=False):
         row: dict[str, Any] = {"model": key[0], "metric": key[-1], "Overall": 100 * g["accuracy"].mean()}
+        for n in norm_columns(paradigms):
+            row[f"Overall_{n}"] = 100 * g[f"accuracy_{n}"].mean()
         for ph in PHENOMENA:  # every column, empty where no paradigm of it was run
             sub = g[g["phenomenon"] == ph]
             row[ph] = 100 * sub["accuracy"].mean() if len(sub) else float("nan")

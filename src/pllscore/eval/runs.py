@@ -26,7 +26,7 @@ from typing import Any
 
 from pllscore.errors import InputError
 from pllscore.eval.blimp import blimp_tables, load_blimp
-from pllscore.eval.pairs import accuracy, score_pairs
+from pllscore.eval.pairs import accuracy, norm_columns, score_pairs
 from pllscore.io.tables import write_tables
 
 __all__ = ["CONVENTION", "EvalResult", "run_blimp", "run_pairs"]
@@ -117,13 +117,26 @@ def _name_models(frame: Any) -> Any:
 
 
 def _score_all(
-    scorers: list[Any], idents: list[_Identity], pairs: Any, metrics: Any, progress: bool | None, **columns: str
+    scorers: list[Any],
+    idents: list[_Identity],
+    pairs: Any,
+    metrics: Any,
+    progress: bool | None,
+    norms: tuple[str, ...] = ("sum",),
+    unigram: Any = None,
+    unigram_corpus: Any = None,
+    **columns: str,
 ) -> Any:
     import pandas as pd
 
+    from pllscore.unigram import load_unigram
+
     frames = []
     for scorer, ident in zip(scorers, idents):
-        scored = score_pairs(scorer, pairs, metrics=metrics, progress=progress, **columns)
+        uni = None
+        if any(n in ("slor", "norm-lp") for n in norms):  # a corpus is counted with each model's own tokenizer
+            uni = load_unigram(unigram, corpus=unigram_corpus, tokenizer=getattr(scorer, "tokenizer", None))
+        scored = score_pairs(scorer, pairs, metrics=metrics, progress=progress, norms=norms, unigram=uni, **columns)
         at = scored.columns.get_loc("model") + 1
         scored.insert(at, "model_id", ident.model_id)
         scored.insert(at + 1, "model_name", ident.name)
@@ -172,7 +185,8 @@ def _check_folder(output: Path | None, kind: str, settings: dict[str, Any], forc
             f"{output} holds results that do not record how they were made (an earlier pllscore); "
             "use another output folder or --force"
         )
-    for key, value in settings.items():
+    for key in dict.fromkeys([*settings, *old]):  # a key only one side has (norms) differs too
+        value = settings.get(key)
         if old.get(key) != value:
             raise InputError(
                 f"{output} holds results made with {key}={_shown(old.get(key))}; this run has "
@@ -245,6 +259,9 @@ def run_blimp(
     dtype: str | None = None,
     progress: bool | None = None,
     force: bool = False,
+    norms: str | Sequence[str] | None = None,
+    unigram: Any = None,
+    unigram_corpus: str | os.PathLike[str] | None = None,
 ) -> EvalResult:
     """Score BLiMP with each model (masked models under ``metrics``, causal ones by log-likelihood).
 
@@ -252,9 +269,16 @@ def run_blimp(
     (per-paradigm accuracy), ``summary.csv/.md/.tex`` (the paper's table) and ``meta.json``.
     A folder that holds results made with other data, paradigms or ``limit`` is refused
     (:class:`InputError`) unless ``force``, which replaces them.
+
+    ``norms`` (:data:`pllscore.results.NORMS`; ``sum`` is always there) adds per norm
+    ``good_<norm>``, ``bad_<norm>``, ``correct_<norm>`` to the pairs, ``accuracy_<norm>`` to the
+    paradigms and ``Overall_<norm>`` to the summary; ``slor`` and ``norm-lp`` need ``unigram``
+    (a token-count table or ``"wordfreq"``) or ``unigram_corpus`` (counted with each model's
+    tokenizer). A folder's rows must have been made with the same norms and unigram source.
     """
     from pllscore.provenance import content_fingerprint
 
+    norms_, norm_record = _norm_settings(norms, unigram, unigram_corpus)
     out = _prepare(output)
     pairs = load_blimp(data, paradigms, limit)
     used = sorted(paradigms) if paradigms else sorted(p.stem for p in Path(data).glob("*.jsonl"))
@@ -263,17 +287,19 @@ def run_blimp(
         "limit": limit,
         "data": "sha256:" + content_fingerprint([Path(data) / f"{uid}.jsonl" for uid in used]),
         "convention": CONVENTION,
+        **norm_record,
     }
     adding = _check_folder(out, "blimp", settings, force)
     scorers = _scorers(models, device, dtype)
     idents = [_identity(s) for s in scorers]
-    scored = _merge(out, adding, _score_all(scorers, idents, pairs, metrics, progress))
+    scored = _merge(out, adding, _score_all(scorers, idents, pairs, metrics, progress, norms_, unigram, unigram_corpus))
     paradigm_acc, summary = blimp_tables(scored)
     if out is not None:
         scored.to_parquet(out / "pairs.parquet", index=False)
         paradigm_acc.to_csv(out / "paradigms.csv", index=False)
         write_tables(summary, out / "summary")
-        run = {"data": os.fspath(data), "paradigms": used, "limit": limit, "metrics": metrics, "force": force}
+        run = {"data": os.fspath(data), "paradigms": used, "limit": limit, "metrics": metrics, "force": force,
+               "norms": list(norms_), "unigram": _source(unigram, unigram_corpus)}  # fmt: skip
         _record(out, "blimp", run, settings, scorers, idents, adding)
     return EvalResult(out, scored, paradigm_acc, summary)
 
@@ -291,6 +317,9 @@ def run_pairs(
     dtype: str | None = None,
     progress: bool | None = None,
     force: bool = False,
+    norms: str | Sequence[str] | None = None,
+    unigram: Any = None,
+    unigram_corpus: str | os.PathLike[str] | None = None,
 ) -> EvalResult:
     """Score any minimal-pair table (csv/tsv/jsonl/parquet); accuracy overall and per ``group``.
 
@@ -299,11 +328,13 @@ def run_pairs(
     each group, x 100). A folder that holds results made from another file (by content) or
     other good/bad columns is refused (:class:`InputError`) unless ``force``, which replaces them.
     The result's ``accuracy`` is per model, metric and group (overall without ``group``), with
-    ``n`` and ``n_unscored``.
+    ``n`` and ``n_unscored``. ``norms``, ``unigram``, ``unigram_corpus``: as for :func:`run_blimp`
+    (``Overall_<norm>`` columns in the summary; ``accuracy_<norm>`` in the accuracy tables).
     """
     from pllscore.io.readers import read_table
     from pllscore.provenance import content_fingerprint
 
+    norms_, norm_record = _norm_settings(norms, unigram, unigram_corpus)
     out = _prepare(output)
     table = read_table(file)
     for role, col in (("good", good), ("bad", bad), ("group", group)):
@@ -317,14 +348,26 @@ def run_pairs(
             raise InputError(
                 f"column {col!r} of {os.fspath(file)} has empty texts (rows {', '.join(map(str, empty[:10]))})"
             )
-    settings = {"file": "sha256:" + content_fingerprint([file]), "good": good, "bad": bad, "convention": CONVENTION}
+    settings = {
+        "file": "sha256:" + content_fingerprint([file]),
+        "good": good,
+        "bad": bad,
+        "convention": CONVENTION,
+        **norm_record,
+    }
     adding = _check_folder(out, "pairs", settings, force)
     scorers = _scorers(models, device, dtype)
     idents = [_identity(s) for s in scorers]
-    scored = _merge(out, adding, _score_all(scorers, idents, table, metrics, progress, good=good, bad=bad))
+    scored = _merge(
+        out,
+        adding,
+        _score_all(scorers, idents, table, metrics, progress, norms_, unigram, unigram_corpus, good=good, bad=bad),
+    )
     overall = accuracy(scored, [])
     summary = overall.rename(columns={"accuracy": "Overall"}).drop(columns=["model_id", "n", "n_unscored"])
-    summary["Overall"] *= 100
+    summary = summary.rename(columns={f"accuracy_{n}": f"Overall_{n}" for n in norm_columns(overall)})
+    for col in ["Overall", *(f"Overall_{n}" for n in norm_columns(overall))]:
+        summary[col] *= 100
     groups = None
     if group is not None:
         groups = accuracy(scored, [group])
@@ -338,6 +381,43 @@ def run_pairs(
         elif (out / "groups.csv").exists():
             (out / "groups.csv").unlink()  # made by an earlier run with --group: it would not cover these rows
         write_tables(summary, out / "summary")
-        run = {"file": os.fspath(file), "good": good, "bad": bad, "group": group, "metrics": metrics, "force": force}
+        run = {"file": os.fspath(file), "good": good, "bad": bad, "group": group, "metrics": metrics, "force": force,
+               "norms": list(norms_), "unigram": _source(unigram, unigram_corpus)}  # fmt: skip
         _record(out, "pairs", run, settings, scorers, idents, adding)
     return EvalResult(out, scored, groups if groups is not None else overall, summary)
+
+
+def _norm_settings(
+    norms: str | Sequence[str] | None, unigram: Any, unigram_corpus: Any
+) -> tuple[tuple[str, ...], dict[str, Any]]:
+    """The norms asked for (checked; ``sum`` first) and what a folder records of them (nothing for sum alone).
+
+    Checked before any model is loaded; a unigram table or corpus is recorded by its content.
+    """
+    from pllscore.provenance import content_fingerprint
+    from pllscore.results import check_norms
+
+    if unigram is not None and unigram_corpus is not None:
+        raise InputError("give either --unigram or --unigram-corpus, not both")
+    given = unigram if unigram is not None else unigram_corpus
+    chosen = check_norms(norms, given)
+    norms_ = ("sum", *(n for n in chosen if n != "sum"))
+    if norms_ == ("sum",):
+        return norms_, {}
+    record: dict[str, Any] = {"norms": list(norms_)}
+    if any(n in ("slor", "norm-lp") for n in norms_):
+        if isinstance(given, (str, os.PathLike)) and not str(given).startswith("wordfreq"):
+            if not Path(given).is_file():
+                what = "corpus" if unigram_corpus is not None else "table"
+                raise InputError(f"unigram {what} {os.fspath(given)!r} not found")
+            record["unigram"] = "sha256:" + content_fingerprint([given])
+            record["unigram_source"] = "corpus" if unigram_corpus is not None else "table"
+        else:
+            record["unigram"] = given if isinstance(given, str) else repr(given)
+    return norms_, record
+
+
+def _source(unigram: Any, corpus: Any) -> str | None:
+    if corpus is not None:
+        return f"corpus {os.fspath(corpus)}"
+    return None if unigram is None else os.fspath(unigram) if isinstance(unigram, (str, os.PathLike)) else repr(unigram)
