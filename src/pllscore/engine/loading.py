@@ -180,6 +180,10 @@ def load_pretrained(
 ) -> Loaded:
     """Load a model and its fast tokenizer, in eval mode, on ``device``."""
     name = os.fspath(name_or_path)
+    from pllscore.engine import gguf  # a .gguf file, or a folder holding one: see pllscore.engine.gguf
+
+    if gguf.find_gguf(name) is not None:
+        return gguf.load_gguf(name, device=device, dtype=dtype, revision=revision, kind=kind)
     if kind not in (None, "masked", "causal"):
         raise InputError(f"unknown kind {kind!r}; use 'masked', 'causal' or leave it out")
     torch_device = resolve_device(device)

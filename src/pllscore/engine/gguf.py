@@ -1,0 +1,258 @@
+"""GGUF files as models: ``pllscore.load("model.gguf")``.
+
+A GGUF file holds a whole model: its config and tokenizer as metadata, its weights as
+(usually quantized) tensors. transformers reads it (``from_pretrained(folder, gguf_file=name)``)
+and dequantizes the weights to float32, so a GGUF model is scored exactly as any float32 model
+of its architecture; what the quantization changed is in the weights themselves. transformers
+supports decoder architectures (Llama, Mistral, Qwen2, Gemma 2/3, Phi-3, GPT-2, ...), which
+pllscore scores as causal LMs.
+
+A model is read from a GGUF when its name is a file that ends in ``.gguf`` or starts with the
+GGUF magic bytes, or a folder that holds exactly one ``.gguf`` file and no ``config.json``.
+The file is the model: the scorer's name is its path, and provenance records its name and
+SHA-256 (:func:`pllscore.provenance.model_identity`). It needs the ``gguf`` package (and
+``accelerate``, which transformers uses to load GGUF weights): ``pip install 'pllscore[gguf]'``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import importlib.util
+import os
+import tempfile
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import torch
+
+from pllscore.engine.loading import Kind, Loaded, check_token_types, detect_kind, resolve_device, resolve_dtype
+from pllscore.errors import InputError, ModelError
+
+__all__ = ["GGUF_EXTRA", "find_gguf", "is_gguf_file", "load_gguf"]
+
+GGUF_EXTRA = "pip install 'pllscore[gguf]'"
+_MAGIC = b"GGUF"
+# transformers' own floor for reading GGUF files (transformers.utils.import_utils.GGUF_MIN_VERSION)
+_MIN_GGUF = "0.10.0"
+# one GGUF load at a time: _shared_parses swaps functions of the gguf module while it runs
+_LOCK = threading.Lock()
+
+
+def is_gguf_file(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` is a file named ``*.gguf`` or one that starts with the GGUF magic bytes."""
+    text = os.fspath(path)
+    if not os.path.isfile(text):
+        return False
+    if text.lower().endswith(".gguf"):
+        return True
+    try:
+        with open(text, "rb") as f:
+            return f.read(4) == _MAGIC
+    except OSError:
+        return False
+
+
+def find_gguf(name: str | os.PathLike[str]) -> str | None:
+    """The GGUF file that ``name`` designates, or None when it is not a GGUF model.
+
+    A GGUF file is itself; a folder without ``config.json`` that holds exactly one ``.gguf``
+    file is that file. A folder without ``config.json`` that holds several is a
+    :class:`ModelError` naming them, and a missing path ending in ``.gguf`` one saying so.
+    Anything else (a model folder, a Hub name) is None: not a GGUF model.
+    """
+    text = os.fspath(name)
+    if os.path.isdir(text):
+        if os.path.isfile(os.path.join(text, "config.json")):
+            return None
+        found = sorted(
+            e.name for e in os.scandir(text) if e.name.lower().endswith(".gguf") and e.is_file() and e.name[0] != "."
+        )
+        if len(found) > 1:
+            raise ModelError(
+                f"folder {text!r} holds {len(found)} GGUF files ({', '.join(found)}); pass the path of the one to load"
+            )
+        return os.path.join(text, found[0]) if found else None
+    if is_gguf_file(text):
+        return text
+    if text.lower().endswith(".gguf"):
+        raise ModelError(f"GGUF file {text!r} does not exist; check the path")
+    return None
+
+
+def _check_packages() -> None:
+    """A one-line ModelError naming the extra when what transformers needs for GGUF is missing."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    missing = [m for m in ("gguf", "accelerate") if importlib.util.find_spec(m) is None]
+    if missing:
+        raise ModelError(
+            f"loading a GGUF file needs the {' and '.join(missing)} package{'s' if len(missing) > 1 else ''}: "
+            f"{GGUF_EXTRA}"
+        )
+    try:
+        have = version("gguf")
+    except PackageNotFoundError:  # importable but not installed as a distribution: trust it
+        return
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        old = Version(have) < Version(_MIN_GGUF)
+    except InvalidVersion:
+        old = False
+    if old:
+        raise ModelError(f"loading a GGUF file needs gguf>={_MIN_GGUF}, but gguf {have} is installed: {GGUF_EXTRA}")
+
+
+def _one_line(e: BaseException) -> str:
+    lines = str(e).strip().splitlines()
+    return lines[0] if lines else type(e).__name__
+
+
+@contextlib.contextmanager
+def _alone(path: str) -> Iterator[tuple[str, str]]:
+    """``(folder, file name)`` to hand transformers: a private folder holding only a link to the file.
+
+    transformers also reads ``tokenizer_config.json`` and ``generation_config.json`` from the
+    folder it is given, so a GGUF file that sits beside another model's files would get them
+    mixed in. Where no link can be made (Windows without the right), the file's own folder.
+    """
+    real = os.path.abspath(path)
+    with tempfile.TemporaryDirectory(prefix="pllscore-gguf-") as tmp:
+        link = os.path.join(tmp, os.path.basename(real))
+        try:
+            os.symlink(real, link)
+        except (OSError, NotImplementedError):
+            yield os.path.dirname(real), os.path.basename(real)
+        else:
+            yield tmp, os.path.basename(real)
+
+
+@contextlib.contextmanager
+def _shared_parses() -> Iterator[None]:
+    """Parse the file's metadata once per load, not once per ``from_pretrained``.
+
+    transformers builds a fresh ``gguf.GGUFReader`` (pure Python over every vocabulary entry:
+    ~10 s for a 49k vocabulary, ~30 s for Gemma's 262k on a busy CPU) for the config, again for
+    the tokenizer and again for the weights, and rebuilds gguf's tensor-name map for every
+    submodule of the model (~0.05 s each, hundreds of them), and turns the metadata into a
+    config and tokenizer dictionary twice (~10 s each for Gemma). All are pure functions of their
+    arguments, so while one load runs they are memoised (the dictionaries handed out as copies).
+    """
+    import copy
+
+    import gguf
+    from transformers import modeling_gguf_pytorch_utils as hf_gguf
+
+    real_reader = gguf.GGUFReader
+    real_map = getattr(gguf, "get_tensor_name_map", None)
+    readers: dict[tuple[Any, ...], Any] = {}
+
+    def reader(path: Any, *args: Any, **kwargs: Any) -> Any:
+        key = (os.path.abspath(os.fspath(path)), args, tuple(sorted(kwargs.items())))
+        if key not in readers:
+            readers[key] = real_reader(path, *args, **kwargs)
+        return readers[key]
+
+    real_checkpoint = hf_gguf.load_gguf_checkpoint
+    metadata: dict[str, Any] = {}
+
+    def checkpoint(path: Any, return_tensors: bool = False, **kwargs: Any) -> Any:
+        if return_tensors or kwargs:
+            return real_checkpoint(path, return_tensors=return_tensors, **kwargs)
+        key = os.path.abspath(os.fspath(path))
+        if key not in metadata:
+            metadata[key] = real_checkpoint(path, return_tensors=False)
+        return copy.deepcopy(metadata[key])
+
+    gguf.GGUFReader = reader
+    hf_gguf.load_gguf_checkpoint = checkpoint
+    if real_map is not None:
+        gguf.get_tensor_name_map = functools.lru_cache(maxsize=None)(real_map)
+    try:
+        yield
+    finally:
+        gguf.GGUFReader = real_reader
+        hf_gguf.load_gguf_checkpoint = real_checkpoint
+        if real_map is not None:
+            gguf.get_tensor_name_map = real_map
+        readers.clear()
+        metadata.clear()
+
+
+def load_gguf(
+    path: str | os.PathLike[str],
+    *,
+    device: str | torch.device = "auto",
+    dtype: str | torch.dtype | None = None,
+    revision: str | None = None,
+    kind: Kind | None = None,
+) -> Loaded:
+    """Load a GGUF file (or a folder holding one) as a causal LM with its fast tokenizer, in eval mode."""
+    name = os.fspath(path)
+    file = find_gguf(name)
+    if file is None:
+        raise ModelError(f"{name!r} is not a GGUF file nor a folder holding one")
+    if kind not in (None, "masked", "causal"):
+        raise InputError(f"unknown kind {kind!r}; use 'masked', 'causal' or leave it out")
+    if revision is not None:
+        raise InputError(f"revision={revision!r} names a Hub commit; a GGUF file is local: leave revision out")
+    torch_device = resolve_device(device)
+    resolve_dtype(dtype)  # fail early on a bad name; weights are float32, reduced precision is autocast
+    _check_packages()
+    try:
+        with open(file, "rb") as f:
+            magic = f.read(4)
+    except OSError as e:
+        raise ModelError(f"cannot read GGUF file {file!r}: {_one_line(e)}") from e
+    if magic != _MAGIC:
+        raise ModelError(f"{file!r} is not a GGUF file: it does not start with the GGUF magic bytes")
+
+    import transformers
+    from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
+
+    failures = (OSError, ValueError, KeyError, TypeError, ImportError, NotImplementedError, AttributeError)
+    with _LOCK, _alone(file) as (folder, fname), _shared_parses():
+        common: dict[str, Any] = {"gguf_file": fname, "local_files_only": True}
+        try:
+            config = AutoConfig.from_pretrained(folder, **common)
+        except failures as e:
+            raise ModelError(f"cannot read the GGUF file {file!r}: {_one_line(e)}") from e
+        arch = getattr(config, "model_type", None) or type(config).__name__
+        detected = detect_kind(config)
+        if detected == "masked" or kind == "masked":
+            raise ModelError(
+                f"{file!r} ({arch}) is read from GGUF as a causal LM; pllscore scores GGUF models by their "
+                "log-likelihood only: load it with kind='causal' or leave kind out"
+            )
+        try:
+            tokenizer = AutoTokenizer.from_pretrained(folder, **common)
+        except failures as e:
+            raise ModelError(f"cannot build the tokenizer of GGUF file {file!r}: {_one_line(e)}") from e
+        if not getattr(tokenizer, "is_fast", False):
+            raise ModelError(
+                f"the tokenizer transformers built from {file!r} is slow ({type(tokenizer).__name__}); "
+                "pllscore needs a fast one for word ids and offsets: upgrade transformers"
+            )
+        check_token_types(tokenizer("a", return_token_type_ids=True).get("token_type_ids"), file)
+        dtype_key = "dtype" if int(transformers.__version__.split(".")[0]) >= 5 else "torch_dtype"
+        try:
+            model, info = AutoModelForCausalLM.from_pretrained(
+                folder, config=config, **common, **{dtype_key: torch.float32}, output_loading_info=True
+            )
+        except failures as e:
+            raise ModelError(f"cannot load GGUF file {file!r} as a causal LM: {_one_line(e)}") from e
+    missing = sorted(
+        set(info.get("missing_keys") or ())
+        | {k[0] if isinstance(k, (tuple, list)) else k for k in info.get("mismatched_keys") or ()}
+    )
+    if missing:
+        shown = ", ".join(missing[:3]) + (f" and {len(missing) - 3} more" if len(missing) > 3 else "")
+        raise ModelError(
+            f"GGUF file {file!r} ({arch}) lacks {len(missing)} weight(s) of {type(model).__name__} ({shown}), "
+            "which would be randomly initialised, so its scores would be meaningless"
+        )
+    model.config._name_or_path = file
+    model.eval().to(torch_device)
+    return Loaded(model=model, tokenizer=tokenizer, kind="causal", name=file, revision=None, device=torch_device)
