@@ -96,3 +96,15 @@ def test_pairs_norm_mean(tmp_path):
                "--norm", "mean", "--quiet")  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert done.stdout.split("\n")[0].split() == ["model", "metric", "Overall", "Overall_mean"]
+
+
+def test_diagnose_norm_rows(tmp_path):
+    (tmp_path / "s.txt").write_text("\n".join(TEXTS + ["The cat sat on the mat.", "A dog ran."]) + "\n")
+    done = run("diagnose", "--model", BERT, "--causal-model", GPT2, "--data", str(tmp_path / "s.txt"),
+               "--metric", "word-l2r", "--norm", "mean", "--norm", "slor", "--unigram", "wordfreq",
+               "-o", str(tmp_path / "d"), "--quiet")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    summary = pd.read_csv(tmp_path / "d" / "summary.csv")
+    rows = summary[summary["analysis"].str.startswith("length")]
+    assert rows["analysis"].tolist() == ["length", "length:mean", "length:slor"] * 2
+    assert json.loads((tmp_path / "d" / "meta.json").read_text())["norms"] == ["sum", "mean", "slor"]

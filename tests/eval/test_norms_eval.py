@@ -101,3 +101,19 @@ def test_norm_mistakes_before_any_model_is_loaded(tmp_path):
         run_blimp(["no/such/model"], data=tmp_path, norms=["best"])
     with pytest.raises(InputError, match="not found"):
         run_blimp(["no/such/model"], data=tmp_path, norms=["slor"], unigram=tmp_path / "none.tsv")
+
+
+def test_diagnose_length_per_norm():
+    from pllscore.analysis import diagnostics as dx
+    from pllscore.analysis.stats import pearson
+    from pllscore.unigram import TokenUnigram
+
+    texts = list(LOGPROBS)
+    res = WordScorer().score(texts)
+    uni = TokenUnigram({"a": 4, "b": 2, "c": 1, "x": 1, "y": 1})
+    summary, data = dx.length(res, norms=("sum", "mean", "slor"), unigram=uni)
+    assert summary["analysis"].tolist() == ["length", "length:mean", "length:slor"]
+    n = [len(LOGPROBS[t]) for t in texts]
+    for norm, row in zip(("sum", "mean", "slor"), summary.itertuples()):
+        assert row.r == pytest.approx(pearson(n, [-_by_hand(t, norm) for t in texts])["r"])
+    assert data[data["norm"] == "slor"]["neg_score"].tolist() == pytest.approx([-_by_hand(t, "slor") for t in texts])

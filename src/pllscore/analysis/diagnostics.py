@@ -34,20 +34,37 @@ def _systems(masked: Any, causal: Any | None) -> dict[str, np.ndarray]:
     return out
 
 
-def length(masked: Any, causal: Any | None = None) -> tuple[Any, Any]:
-    """Pearson r between a sentence's number of tokens and its negative score, per system.
+def length(
+    masked: Any,
+    causal: Any | None = None,
+    *,
+    norms: Sequence[str] = ("sum",),
+    unigram: Any = None,
+    causal_unigram: Any = None,
+) -> tuple[Any, Any]:
+    """Pearson r between a sentence's number of tokens and its negative score, per system and norm.
 
-    Returns (summary, data): data has one row per sentence and system with ``n_tokens`` and
-    ``neg_score``. Tokens are counted by each system's own tokenizer.
+    Returns (summary, data): data has one row per sentence, system and norm with ``n_tokens``
+    and ``neg_score``. Tokens are counted by each system's own tokenizer. The analysis is
+    ``length`` for the summed score and ``length:<norm>`` for a normalised one (``norms``, see
+    :data:`pllscore.results.NORMS`; ``unigram``/``causal_unigram`` for ``slor`` and ``norm-lp``):
+    a norm that corrects for length brings r towards 0.
     """
     import pandas as pd
 
+    from pllscore.results import norm_values
+
     rows, data = [], []
-    for name, totals in _systems(masked, causal).items():
+    for name in _systems(masked, causal):
         source = causal if name == "causal" else masked.for_metric(name)
+        uni = causal_unigram if name == "causal" else unigram
         n_tokens = np.array([r.n_tokens for r in source], dtype=np.float64)
-        rows.append({"analysis": "length", "system": name, **pearson(n_tokens, -totals)})
-        data.append(pd.DataFrame({"system": name, "n_tokens": n_tokens, "neg_score": -totals}))
+        values = [norm_values(r, norms, uni) for r in source]
+        for norm in norms:
+            neg = -np.array([v[norm] for v in values], dtype=np.float64)
+            analysis = "length" if norm == "sum" else f"length:{norm}"
+            rows.append({"analysis": analysis, "system": name, **pearson(n_tokens, neg)})
+            data.append(pd.DataFrame({"system": name, "norm": norm, "n_tokens": n_tokens, "neg_score": neg}))
     return pd.DataFrame(rows), pd.concat(data, ignore_index=True)
 
 

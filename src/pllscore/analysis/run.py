@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -70,6 +71,9 @@ def run_diagnose(
     device: str = "auto",
     dtype: str | None = None,
     progress: bool | None = None,
+    norms: str | Sequence[str] | None = None,
+    unigram: Any = None,
+    unigram_corpus: str | os.PathLike[str] | None = None,
 ) -> Diagnosis:
     """Sentence length, word frequency, agreement with the causal LM, and OOV ratio.
 
@@ -79,13 +83,23 @@ def run_diagnose(
         causal_model: a causal LM, diagnosed too and used for the agreement analysis.
         sample: use this many distinct sentences, drawn at random with ``seed``.
         output: folder for ``summary.csv/.md/.tex``, per-analysis data, figures and ``meta.json``.
+        norms: the length analysis is also run on these normalised scores (``length:<norm>`` rows;
+            :data:`pllscore.results.NORMS`); ``slor`` and ``norm-lp`` need ``unigram`` (a token-count
+            table or ``"wordfreq"``) or ``unigram_corpus`` (counted with each model's tokenizer).
     """
     import pandas as pd
 
     from pllscore.analysis import diagnostics as dx
     from pllscore.io.tables import write_tables
+    from pllscore.results import check_norms
     from pllscore.scorer import as_scorer
+    from pllscore.unigram import load_unigram
 
+    if unigram is not None and unigram_corpus is not None:
+        raise InputError("give either --unigram or --unigram-corpus, not both")
+    chosen = check_norms(norms, unigram if unigram is not None else unigram_corpus)
+    chosen = ("sum", *(n for n in chosen if n != "sum"))
+    needs_unigram = any(n in ("slor", "norm-lp") for n in chosen)
     texts, source = _sentences(data, column, sample, seed)
     mlm = as_scorer(model, kind="masked", role="diagnose", device=device, dtype=dtype)
     clm = None
@@ -94,7 +108,11 @@ def run_diagnose(
     masked = mlm.score(texts, metric=metrics, progress=progress)
     causal = clm.score(texts, progress=progress) if clm is not None else None
 
-    length_summary, length_data = dx.length(masked, causal)
+    unis = [
+        load_unigram(unigram, corpus=unigram_corpus, tokenizer=s.tokenizer) if needs_unigram and s is not None else None
+        for s in (mlm, clm)
+    ]
+    length_summary, length_data = dx.length(masked, causal, norms=chosen, unigram=unis[0], causal_unigram=unis[1])
     words = dx.distinct_words(texts)
     freq_summary, freq_data = dx.word_frequency(words, mlm, clm, metrics=masked.metrics, progress=progress)
     parts = [length_summary, freq_summary]
@@ -121,7 +139,8 @@ def run_diagnose(
         write_tables(oov_frame, out / "oov", digits=3)
         for name, frame in data_frames.items():
             frame.to_csv(out / f"{name}.csv", index=False)
-        scatter_panels(length_data, "n_tokens", "neg_score", xlabel="tokens", ylabel="− score (nats)",
+        by_sum = length_data[length_data["norm"] == "sum"]
+        scatter_panels(by_sum, "n_tokens", "neg_score", xlabel="tokens", ylabel="− score (nats)",
                        title="Sentence length vs negative score", path=out / "length.png")  # fmt: skip
         for ctx in dx.CONTEXTS:
             sub = freq_data[(freq_data["context"] == ctx) & (freq_data["zipf"] > 0)]
@@ -133,6 +152,11 @@ def run_diagnose(
                            ylabel="masked LM score (nats)", title="Agreement with the causal LM",
                            path=out / "agreement.png")  # fmt: skip
         _record(out, mlm, clm, source, len(texts), len(words), sample, seed, list(masked.metrics))
+        if len(chosen) > 1:  # the norms and their unigram source, beside the rest
+            meta = json.loads((out / "meta.json").read_text())
+            meta["norms"] = list(chosen)
+            meta["unigram"] = [u.describe() for u in unis if u is not None] or None
+            (out / "meta.json").write_text(json.dumps(meta, indent=2, default=str) + "\n")
     return Diagnosis(out, summary, oov, data_frames)
 
 

@@ -19,6 +19,15 @@ def diagnose_command(
     device: str = typer.Option("auto", "--device"),
     dtype: str | None = typer.Option(None, "--dtype"),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
+    norm: list[str] | None = typer.Option(
+        None, "--norm", help="Also run the length analysis on mean, per-char, slor or norm-lp scores; repeatable."
+    ),
+    unigram: str | None = typer.Option(
+        None, "--unigram", help="For slor/norm-lp: a tsv/csv of token counts, or wordfreq[:LANG] (word-level)."
+    ),
+    unigram_corpus: Path | None = typer.Option(
+        None, "--unigram-corpus", help="For slor/norm-lp: a text file to count with each model's tokenizer."
+    ),
 ) -> None:
     """The paper's diagnostics for every metric: each Pearson r with its 95% CI and n."""
     from pllscore.analysis.run import run_diagnose
@@ -26,6 +35,7 @@ def diagnose_command(
     result = run_diagnose(
         model, data=data, causal_model=causal_model, column=column, sample=sample, seed=seed,
         metrics=metric or "all", output=output, device=device, dtype=dtype, progress=False if quiet else None,
+        norms=norm or None, unigram=unigram, unigram_corpus=unigram_corpus,
     )  # fmt: skip
     shown = result.summary[["analysis", "system", "r", "ci_low", "ci_high", "n"]]
     typer.echo(shown.to_string(index=False, float_format=lambda x: f"{x:.3f}"))
