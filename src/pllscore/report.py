@@ -93,6 +93,13 @@ def _blimp_section(folder: Path, meta: dict[str, Any]) -> tuple[str, str]:
         if kind == "blimp"
         else ""
     )
+    norms = [c.removeprefix("Overall_") for c in summary.columns if c.startswith("Overall_")]
+    if norms:
+        meant = "; ".join(f"{n}: {_NORM_MEANING.get(n, n)}" for n in norms)
+        what += (
+            f" Overall_&lt;norm&gt; counts a pair right when the good sentence's normalised score is higher ({meant}); "
+            "the phenomena columns use the summed score."
+        )
     what += _unscored_note(folder)
     prov_html, prov_md = _provenance(meta.get("runs", []))
     parts = [
@@ -100,20 +107,30 @@ def _blimp_section(folder: Path, meta: dict[str, Any]) -> tuple[str, str]:
         f"<p class='note'>{what}</p>",
         _table(summary),
     ]
-    md = [f"## {title} ({folder.name})", "", what.replace("&gt;", ">"), "", _md(summary), ""]
+    md = [f"## {title} ({folder.name})", "", html.unescape(what), "", _md(summary), ""]
     if kind == "blimp" and (folder / "paradigms.csv").exists():
         par = pd.read_csv(folder / "paradigms.csv")
+        values = ["accuracy", *(f"accuracy_{n}" for n in norms if f"accuracy_{n}" in par.columns)]
         wide = (
-            par.pivot_table(
-                index=["phenomenon", "paradigm"], columns=["model", "metric"], values="accuracy", sort=False
-            )
+            par.pivot_table(index=["phenomenon", "paradigm"], columns=["model", "metric"], values=values, sort=False)
             * 100
         )
-        wide.columns = [f"{m} {k}" for m, k in wide.columns]
+        wide.columns = [
+            f"{m} {k}" + (f" {v.removeprefix('accuracy_')}" if v != "accuracy" else "") for v, m, k in wide.columns
+        ]
         parts += ["<details><summary>Per paradigm</summary>", _table(wide.reset_index()), "</details>"]
     parts += ["<h3>How it was made</h3>", prov_html]
     md += ["How it was made:", "", prov_md, ""]
     return "\n".join(parts), "\n".join(md)
+
+
+#: what each normalised score is, for the report's notes
+_NORM_MEANING = {
+    "mean": "per scored token",
+    "per-char": "per character",
+    "slor": "SLOR, (score - unigram log-prob) per token",
+    "norm-lp": "NormLP, score / -unigram log-prob",
+}
 
 
 def _unscored_note(folder: Path) -> str:

@@ -117,3 +117,22 @@ def test_diagnose_length_per_norm():
     for norm, row in zip(("sum", "mean", "slor"), summary.itertuples()):
         assert row.r == pytest.approx(pearson(n, [-_by_hand(t, norm) for t in texts])["r"])
     assert data[data["norm"] == "slor"]["neg_score"].tolist() == pytest.approx([-_by_hand(t, "slor") for t in texts])
+
+
+def test_report_shows_the_normalised_columns(tmp_path):
+    from pllscore.report import make_report
+
+    data = tmp_path / "blimp"
+    data.mkdir()
+    with open(data / "p1.jsonl", "w") as f:
+        for g, b in PAIRS:
+            f.write(json.dumps({"sentence_good": g, "sentence_bad": b, "UID": "p1", "linguistics_term": "binding"}))
+            f.write("\n")
+    run_blimp([WordScorer()], data=data, norms=["sum", "mean"], output=tmp_path / "with")
+    run_blimp([WordScorer()], data=data, output=tmp_path / "plain")
+    page, md = make_report([tmp_path / "with", tmp_path / "plain"], tmp_path / "r.html")
+    text = md.read_text()
+    with_part, plain_part = text.split("## BLiMP accuracy (plain)")
+    assert "Overall_mean" in with_part and "per scored token" in with_part
+    assert "words word-l2r mean" in page.read_text()  # the per-paradigm table, per norm
+    assert "Overall_" not in plain_part and "&gt;" not in text
