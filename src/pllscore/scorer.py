@@ -56,6 +56,8 @@ class MaskedScorer(Scorer):
         progress: bool | None = None,
         spans: Sequence[Span | None] | None = None,
         long: str | None = None,
+        context: str | Sequence[str] | None = None,
+        sep: str = " ",
     ) -> Results:
         """Score texts under one or more PLL metrics.
 
@@ -69,6 +71,11 @@ class MaskedScorer(Scorer):
             long: ``"error"`` (default: the scorer's) refuses texts longer than the model allows;
                 ``"window"`` scores each of their tokens in a window of the model's length centred
                 on it (see :mod:`pllscore.plan.windows`).
+            context: a string before every text, or one string per text (``""``: none). Each text is
+                scored given its context: the model reads ``context + sep + text``, the context is never
+                masked and only the text's tokens are scored (``sentence-l2r`` masks to the right within
+                the text). Tokens, words and spans of the results are the text's own.
+            sep: what joins a context and its text (default one space).
 
         Returns:
             One :class:`SentenceScore` per (metric, text), metric-major. Scores are in nats.
@@ -77,7 +84,7 @@ class MaskedScorer(Scorer):
         items = check_texts(texts)
         if not items:
             return Results()
-        encoded = self._encode(items, long)
+        encoded = self._encode(items, long, context, sep)
         keeps = targets(encoded, spans)
         work = MaskedWork.build(encoded, keeps, self.max_length)
         plan = build_plan(work.sequences, work.alignments, metrics)
@@ -135,6 +142,8 @@ class CausalScorer(Scorer):
         progress: bool | None = None,
         spans: Sequence[Span | None] | None = None,
         long: str | None = None,
+        context: str | Sequence[str] | None = None,
+        sep: str = " ",
     ) -> Results:
         """Score texts by their log-likelihood (nats); ``metric`` must be left out (or ``"causal"``).
 
@@ -142,6 +151,8 @@ class CausalScorer(Scorer):
         ``long="window"`` scores a text longer than the model allows in windows of the model's
         length that advance by ``stride`` tokens, each token conditioned on at least
         ``max_length - stride`` tokens before it.
+        ``context`` (one string for all texts, or one per text) conditions each text: the model reads
+        ``context + sep + text`` (after BOS) and only the text's tokens are scored, log P(text | context).
         """
         if metric not in (None, "causal"):
             raise InputError(
@@ -151,7 +162,7 @@ class CausalScorer(Scorer):
         items = check_texts(texts)
         if not items:
             return Results()
-        encoded = self._encode(items, long)
+        encoded = self._encode(items, long, context, sep)
         keeps = targets(encoded, spans)
         work = CausalWork.build(encoded, self.max_length, self.stride)
         runs = self.engine.run(work.sequences, max_tokens=self.max_tokens, progress=progress)
@@ -235,7 +246,9 @@ def score(
     model: str | os.PathLike[str] | Scorer,
     *,
     metric: str | Sequence[str] | None = None,
+    context: str | Sequence[str] | None = None,
+    sep: str = " ",
     **load_kwargs: Any,
 ) -> Results:
-    """One call: load ``model`` (unless it is already a scorer) and score ``texts``."""
-    return as_scorer(model, **load_kwargs).score(texts, metric=metric)  # type: ignore[arg-type]
+    """One call: load ``model`` (unless it is already a scorer) and score ``texts`` (given ``context``)."""
+    return as_scorer(model, **load_kwargs).score(texts, metric=metric, context=context, sep=sep)  # type: ignore[arg-type]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -11,7 +11,7 @@ import torch
 from pllscore.engine.loading import Kind, detect_kind, max_input_length, resolve_dtype
 from pllscore.errors import InputError, ModelError, NonFiniteError
 from pllscore.results import SentenceScore
-from pllscore.scoring.encoding import Encoded, check_long, check_texts, encode
+from pllscore.scoring.encoding import Encoded, check_contexts, check_long, check_texts, encode
 
 __all__ = ["Scorer"]
 
@@ -89,7 +89,14 @@ class Scorer:
         raise NotImplementedError
 
     def _tokenize(
-        self, texts: list[str], *, add_special_tokens: bool, prefix: int | None = None, allow_long: bool = False
+        self,
+        texts: list[str],
+        *,
+        add_special_tokens: bool,
+        prefix: int | None = None,
+        allow_long: bool = False,
+        contexts: Sequence[str] | None = None,
+        sep: str = " ",
     ) -> list[Encoded]:
         return encode(
             self.tokenizer,
@@ -99,20 +106,37 @@ class Scorer:
             add_special_tokens=add_special_tokens,
             prefix=prefix,
             allow_long=allow_long,
+            contexts=contexts,
+            sep=sep,
         )
 
-    def _encode(self, texts: list[str], long: str | None) -> list[Encoded]:
-        """``texts`` encoded as this scorer scores them; ``long`` (None: the scorer's) allows long texts or not."""
+    def _encode(
+        self, texts: list[str], long: str | None, context: str | Sequence[str] | None = None, sep: str = " "
+    ) -> list[Encoded]:
+        """``texts`` (after their ``context``) encoded as this scorer scores them; ``long`` (None: the
+        scorer's) allows long texts or not."""
+        contexts = check_contexts(context, len(texts), sep)
         add, prefix = self._encoding()
         windowed = check_long(long or self.long) == "window"
-        return self._tokenize(texts, add_special_tokens=add, prefix=prefix, allow_long=windowed)
+        return self._tokenize(
+            texts, add_special_tokens=add, prefix=prefix, allow_long=windowed, contexts=contexts, sep=sep
+        )
 
-    def check(self, texts: str | Iterable[str], *, long: str | None = None) -> int:
-        """Raise the error that scoring ``texts`` would raise, without scoring; return the token count."""
+    def check(
+        self,
+        texts: str | Iterable[str],
+        *,
+        long: str | None = None,
+        context: str | Sequence[str] | None = None,
+        sep: str = " ",
+    ) -> int:
+        """Raise the error that scoring ``texts`` would raise, without scoring; return the token count
+        (contexts included)."""
         items = check_texts(texts)
         if not items:
+            check_contexts(context, 0, sep)
             return 0
-        return sum(len(e.ids) for e in self._encode(items, long))
+        return sum(len(e.ids) for e in self._encode(items, long, context, sep))
 
     def _check_finite(self, index: int, values: np.ndarray, read: np.ndarray | None) -> None:
         """Raise :class:`NonFiniteError` if a token the engine scored (``read``; None: all) got NaN or inf.

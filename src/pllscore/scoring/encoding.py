@@ -1,8 +1,19 @@
-"""Texts -> token ids and alignments: the checks on texts and the encoding every scorer shares.
+"""Texts (and contexts) -> token ids and alignments: the checks on texts and the encoding every scorer shares.
 
-In: texts (and the scorer's tokenizer and settings). Out: one :class:`Encoded` per text, whose
-:class:`~pllscore.plan.align.Alignment` says which positions are the text's tokens (the ones
-scored) and how they group into words, with character spans that index into the text.
+In: texts, optionally a context per text (and the scorer's tokenizer and settings). Out: one
+:class:`Encoded` per text, whose :class:`~pllscore.plan.align.Alignment` says which positions
+are the text's tokens (the ones scored) and how they group into words, with character spans
+that index into the text.
+
+A text with a context is encoded as the joint string ``context + sep + text``. Its tokens are
+split between context and text as lm-evaluation-harness splits context and continuation
+(``TemplateLM._encode_pair`` in ``lm_eval/api/model.py``): the context's trailing whitespace is
+moved to the continuation (``n_spaces = len(context) - len(context.rstrip())``), then the whole
+string and the stripped context are encoded, and the continuation is the whole's tokens after as
+many as the context has (``whole_enc[len(context_enc):]``). Where a token of the whole crosses
+the end of the stripped context (it merges context and text characters), it, and every token
+after it, belongs to the text. Context tokens are never scored nor masked; they keep their
+place in the sequence (a causal LM's BOS stays before them).
 """
 
 from __future__ import annotations
@@ -17,7 +28,7 @@ from pllscore.engine.loading import check_token_types, encode_text, literal_spec
 from pllscore.errors import InputError, InputTooLongError
 from pllscore.plan.align import Alignment, Span, align, restrict
 
-__all__ = ["LONG_MODES", "Encoded", "check_long", "check_texts", "encode", "targets"]
+__all__ = ["LONG_MODES", "Encoded", "check_contexts", "check_long", "check_texts", "encode", "targets"]
 
 #: what a scorer does with a text longer than the model allows
 LONG_MODES = ("error", "window")
@@ -30,11 +41,12 @@ class Encoded:
     Attributes:
         ids: the token ids, special tokens (and a causal LM's BOS) included.
         pieces: the token strings, one per id.
-        offsets: per position, its character span in the encoded string.
+        offsets: per position, its character span in the encoded string (with a context, the
+            joint string).
         alignment: which positions are scored and their words; spans index into the text.
         word_ids: per position, the tokenizer's word id; None for a position that is never
-            scored or masked (special tokens, BOS).
-        lead: number of special positions before the first content token.
+            scored or masked (special tokens, BOS, a context's tokens).
+        lead: number of special positions before the first content token (context or text).
         trail: number of special positions after the last content token.
     """
 
@@ -72,6 +84,35 @@ def check_texts(texts: str | Iterable[str]) -> list[str]:
     return out
 
 
+def check_contexts(context: str | Sequence[str] | None, n: int, sep: str) -> list[str] | None:
+    """One context per text (None: no text has one), or the one-line :class:`InputError` saying what is wrong.
+
+    ``context`` is one string for all ``n`` texts or a list of one string per text; ``""`` is no
+    context (plain scoring).
+    """
+    if not isinstance(sep, str):
+        raise InputError(f"sep must be a string (the separator between a context and its text), got {sep!r:.40}")
+    if context is None:
+        return None
+    if isinstance(context, str):
+        contexts = [context] * n
+    elif isinstance(context, (bytes, bytearray)) or not isinstance(context, Iterable):
+        raise InputError(f"context must be a string or a list of strings (one per text), got {type(context).__name__}")
+    else:
+        contexts = list(context)
+        if len(contexts) != n:
+            raise InputError(
+                f"{len(contexts)} contexts for {n} texts; give one context per text, or one string for all"
+            )
+        for i, c in enumerate(contexts):
+            if not isinstance(c, str):
+                raise InputError(
+                    f'context {i} is a {type(c).__name__} ({c!r:.40}), not a string; convert it with str() or use "" '
+                    "for none"
+                )
+    return contexts if any(contexts) else None
+
+
 def encode(
     tokenizer: Any,
     texts: list[str],
@@ -81,8 +122,10 @@ def encode(
     add_special_tokens: bool,
     prefix: int | None = None,
     allow_long: bool = False,
+    contexts: Sequence[str] | None = None,
+    sep: str = " ",
 ) -> list[Encoded]:
-    """Encode ``texts`` as given, one :class:`Encoded` each.
+    """Encode ``texts`` as given, one :class:`Encoded` each; with ``contexts``, each text after its context.
 
     A text is scored as given: a literal ``"[MASK]"`` or ``"<|endoftext|>"`` in it is text, not a
     special token (``split_special_tokens``); a vocabulary that lists special tokens as pieces gets
@@ -90,45 +133,68 @@ def encode(
     (a causal LM's BOS) is put before the ids. A text longer than ``max_length`` is an
     :class:`InputTooLongError` unless ``allow_long``.
     """
+    ctx = list(contexts) if contexts is not None else [""] * len(texts)
+    # where each text begins in the string encoded, and the context lm-eval's rule encodes
+    starts = [len(c) + len(sep) if c else 0 for c in ctx]
+    joint = [c + sep + t if c else t for c, t in zip(ctx, texts)]
+    stripped = [c.rstrip() for c in ctx]
     specials = special_ids(tokenizer)
-    enc = encode_text(tokenizer, texts, add_special_tokens)
+    enc = encode_text(tokenizer, joint, add_special_tokens)
     if any(literal_specials(enc["input_ids"][i], enc.word_ids(i), specials) for i in range(len(texts))):
         alt = text_only_tokenizer(tokenizer)
-        enc = enc if alt is None else encode_text(alt, texts, add_special_tokens)
+        tokenizer_used = tokenizer if alt is None else alt
+        enc = enc if alt is None else encode_text(alt, joint, add_special_tokens)
+    else:
+        tokenizer_used = tokenizer
     check_token_types(enc.get("token_type_ids"), name)
+    with_context = [i for i, c in enumerate(stripped) if c]
+    n_context = dict.fromkeys(range(len(texts)), 0)
+    if with_context:
+        ctx_enc = encode_text(tokenizer_used, [stripped[i] for i in with_context], False)
+        n_context.update((i, len(ctx_enc["input_ids"][k])) for k, i in enumerate(with_context))
     out = []
     for i, text in enumerate(texts):
         ids = list(enc["input_ids"][i])
         literal = literal_specials(ids, enc.word_ids(i), specials)
         if literal:
             a, b = enc["offset_mapping"][i][literal[0]]
+            where = f"text {i}" if a >= starts[i] else f"the context of text {i}"
             raise InputError(
-                f"text {i} contains {text[a:b]!r}, which the tokenizer of {name!r} reads only as its special "
+                f"{where} contains {joint[i][a:b]!r}, which the tokenizer of {name!r} reads only as its special "
                 f"token {tokenizer.convert_ids_to_tokens(ids[literal[0]])!r}; pllscore scores text as given, "
                 "so reword or remove it"
             )
         pieces = list(enc.tokens(i))
-        offsets = [tuple(o) for o in enc["offset_mapping"][i]]
+        offsets: list[Span] = [(int(a), int(b)) for a, b in enc["offset_mapping"][i]]
         word_ids: list[int | None] = list(enc.word_ids(i))
         if prefix is not None:
             ids, pieces = [prefix, *ids], [tokenizer.convert_ids_to_tokens(prefix), *pieces]
             offsets, word_ids = [(0, 0), *offsets], [None, *word_ids]
         if max_length is not None and len(ids) > max_length and not allow_long:
             raise InputTooLongError(i, len(ids), max_length)
-        al = align(word_ids, offsets, text, pieces)  # type: ignore[arg-type]
+        content = [j for j, w in enumerate(word_ids) if w is not None]
+        lead = content[0] if content else 0
+        trail = len(ids) - 1 - content[-1] if content else 0
+        if ctx[i]:
+            context_positions = set(content[: _split(content, offsets, n_context[i], len(stripped[i]))])
+            word_ids = [None if j in context_positions else w for j, w in enumerate(word_ids)]
+        shift = starts[i]
+        al = align(word_ids, [(a - shift, b - shift) for a, b in offsets], text, pieces)
         if not al.positions:
-            raise InputError(f"text {i} ({text!r:.40}) has no tokens after tokenization; remove it")
-        out.append(_encoded(ids, pieces, offsets, al, word_ids))  # type: ignore[arg-type]
+            after = " after its context" if ctx[i] else ""
+            raise InputError(f"text {i} ({text!r:.40}) has no tokens{after} after tokenization; remove it")
+        out.append(Encoded(ids, pieces, offsets, al, word_ids, lead, trail))
     return out
 
 
-def _encoded(
-    ids: list[int], pieces: list[str], offsets: list[Span], al: Alignment, word_ids: list[int | None]
-) -> Encoded:
-    content = [j for j, w in enumerate(word_ids) if w is not None]
-    lead = content[0] if content else 0
-    trail = len(ids) - 1 - content[-1] if content else 0
-    return Encoded(ids, pieces, offsets, al, word_ids, lead, trail)
+def _split(content: list[int], offsets: list[Span], n_context: int, end: int) -> int:
+    """How many of the content positions belong to the context (lm-eval's rule; see the module's docstring).
+
+    ``n_context`` is the number of tokens of the stripped context encoded alone, ``end`` its
+    length in characters: a token that ends after it crosses into the text and belongs to it.
+    """
+    crossing = next((k for k, j in enumerate(content) if offsets[j][1] > end), len(content))
+    return min(n_context, crossing)
 
 
 def targets(encoded: Sequence[Encoded], spans: Sequence[Span | None] | None) -> list[np.ndarray | None]:
