@@ -83,6 +83,9 @@ def score_file(
     norm: str | Sequence[str] | None = None,
     unigram: Any = None,
     unigram_corpus: str | os.PathLike[str] | None = None,
+    context: str | None = None,
+    context_column: str | None = None,
+    sep: str = " ",
 ) -> ScoreSummary:
     """Score every text of a file and write the scores, one column per metric.
 
@@ -114,6 +117,9 @@ def score_file(
         unigram: for ``slor``/``norm-lp``: a tsv/csv of token counts, ``"wordfreq"`` (word-level), or a model
             from :mod:`pllscore.unigram`.
         unigram_corpus: for ``slor``/``norm-lp``: a text file whose tokens (the model's tokenizer) are counted.
+        context: score every text given this context (see :meth:`pllscore.MaskedScorer.score`).
+        context_column: score every text given the value of this column in its row (empty: no context).
+        sep: what joins a context and its text (default one space).
 
     Raises:
         Interrupted: on Ctrl-C, after recording progress; rerun with ``resume=True``.
@@ -144,6 +150,7 @@ def score_file(
     ):
         raise InputError(f"output {out_name!r} is the input file; choose another output path")
 
+    contexts = _contexts(table, context, context_column)
     scorer = as_scorer(model, device=device, dtype=dtype, max_tokens=max_tokens, long=long, stride=stride)
     if stride is not None and getattr(scorer, "stride", stride) != stride:
         raise InputError(
@@ -155,7 +162,7 @@ def score_file(
         chosen: tuple[str, ...] = ("causal",)
     else:
         chosen = scorer.metric if metrics is None or metrics == [] else resolve_metrics(metrics)
-    _check_all(scorer, table, long)
+    _check_all(scorer, table, long, contexts, sep)
     from pllscore.results import check_norms
     from pllscore.unigram import load_unigram
 
@@ -187,10 +194,11 @@ def score_file(
         "model": identity["name"],  # a folder by its absolute path
         "model_fingerprint": identity["fingerprint"],
         **({"norm": list(norms), "unigram": uni.describe() if uni is not None else None} if norms else {}),
+        **({"context": context, "context_column": context_column, "sep": sep} if contexts is not None else {}),
     }
     if resume and out_name is not None and meta_path(out_name).exists():  # the norms change the columns
         old = json.loads(meta_path(out_name).read_text())
-        check_resume(old, meta, ("norm", "unigram"), repr(out_name))
+        check_resume(old, meta, ("norm", "unigram", "context", "context_column", "sep"), repr(out_name))
     n = len(table.rows)
     writer: ResumableWriter | StreamWriter
     if out_name is None:
@@ -210,7 +218,9 @@ def score_file(
         for lo in range(start_row, n, chunk_size):
             hi = min(lo + chunk_size, n)
             texts = all_texts[lo:hi]
-            kwargs = {} if scorer.kind == "causal" else {"metric": list(chosen)}
+            kwargs: dict[str, Any] = {} if scorer.kind == "causal" else {"metric": list(chosen)}
+            if contexts is not None:
+                kwargs.update(context=contexts[lo:hi], sep=sep)
             try:
                 results = scorer.score(texts, progress=False, long=long, **kwargs)
             except NonFiniteError as e:  # name the input line, not the position within the chunk
@@ -260,13 +270,39 @@ def _base(base: float | str) -> float:
     return value
 
 
-def _check_all(scorer: Any, table: InputTable, long: str) -> None:
+def _contexts(table: InputTable, context: str | None, column: str | None) -> list[str] | None:
+    """Per kept row, its context (from ``context`` or the ``column`` of its row), or None for no context."""
+    if context is not None and column is not None:
+        raise InputError("give either --context or --context-column, not both")
+    if context is not None:
+        if not isinstance(context, str):
+            raise InputError(f"context must be a string, got {type(context).__name__}")
+        return [context] * len(table.rows) if context else None
+    if column is None:
+        return None
+    if column not in table.frame.columns:
+        cols = ", ".join(map(str, table.frame.columns))
+        raise InputError(f"context column {column!r} not in {table.source}; its columns are: {cols}")
+    out = []
+    for i, value in enumerate(table.frame[column].tolist()):
+        if value is None or (isinstance(value, float) and value != value):  # a missing value: no context
+            value = ""
+        if not isinstance(value, str):
+            raise InputError(f"context column {column!r} at {table.where(i)} is a {type(value).__name__}, not text")
+        out.append(value)
+    return out
+
+
+def _check_all(
+    scorer: Any, table: InputTable, long: str, contexts: Sequence[str] | None = None, sep: str = " "
+) -> None:
     """Fail before any scoring if some text is too long: an error after hours of work helps nobody."""
     step = 4096
     texts = table.texts
     for lo in range(0, len(texts), step):
+        given = {} if contexts is None else {"context": contexts[lo : lo + step], "sep": sep}
         try:
-            scorer.check(texts[lo : lo + step], long=long)
+            scorer.check(texts[lo : lo + step], long=long, **given)
         except InputTooLongError as e:
             i = lo + e.index
             raise InputError(

@@ -38,6 +38,13 @@ def score_command(
     unigram_corpus: Path | None = typer.Option(
         None, "--unigram-corpus", help="For slor/norm-lp: a text file to count with the model's tokenizer."
     ),
+    context: str | None = typer.Option(
+        None, "--context", help="Score each text given this context (only the text's tokens are scored)."
+    ),
+    context_column: str | None = typer.Option(
+        None, "--context-column", help="Score each text given the value of this column of its row."
+    ),
+    sep: str = typer.Option(" ", "--context-sep", help="What joins a context and its text (default one space)."),
     device: str = typer.Option("auto", "--device", help="auto, cpu, cuda, cuda:1 or mps."),
     dtype: str | None = typer.Option(None, "--dtype", help="float32 (default, exact), bfloat16 or float16."),
     max_tokens: int | None = typer.Option(None, "--max-tokens", help="Padded tokens per batch."),
@@ -69,11 +76,14 @@ def score_command(
         resume=resume, force=force, long=long, stride=stride,
     )  # fmt: skip
     norms = dict(norm=norm or None, unigram=unigram, unigram_corpus=unigram_corpus)
+    contexts = dict(context=context, context_column=context_column, sep=sep)
     if engine == "ray":
         from pllscore.distributed.ray import score_dataset
 
         if norm or unigram or unigram_corpus:
             raise InputError("--norm and --unigram are not supported with --engine ray yet; score locally")
+        if context is not None or context_column is not None:
+            raise InputError("--context and --context-column are not supported with --engine ray yet; score locally")
 
         if input is None or output is None:
             raise InputError("--engine ray needs INPUT (files, a folder or a glob) and -o OUT_DIR")
@@ -95,6 +105,7 @@ def score_command(
         progress=False if quiet else (True if progress else None),
         **common,  # type: ignore[arg-type]
         **norms,  # type: ignore[arg-type]
+        **contexts,  # type: ignore[arg-type]
     )
     if not quiet:
         typer.echo(summary.line(), err=True)
