@@ -333,6 +333,10 @@ def score_dataset(
 
 def _model_kind(model: str) -> str | None:
     """Masked or causal, from the config alone (the driver never loads weights)."""
+    from pllscore.engine.gguf import find_gguf
+
+    if find_gguf(model) is not None:  # GGUF files hold causal LMs only, and have no config.json
+        return "causal"
     from transformers import AutoConfig
 
     from pllscore.engine.loading import _not_found, detect_kind
