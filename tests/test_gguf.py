@@ -9,9 +9,7 @@ Real quantized files are the real tier's (tests/real).
 from __future__ import annotations
 
 import importlib.util
-import io
 import json
-import sys
 
 import numpy as np
 import pytest
@@ -22,6 +20,7 @@ from pllscore import InputError, ModelError
 from pllscore.engine.gguf import find_gguf
 from tests.conftest import SENTENCES
 from tests.oracle import causal_logprobs
+from tests.test_cli import run as cli_run
 
 EXTRA = "pip install 'pllscore[gguf]'"
 
@@ -260,21 +259,8 @@ def test_the_provenance_records_the_file_name_and_sha256(tiny, tiny_scorer):
 
 
 def _cli(*args: str) -> tuple[int, str, str]:
-    from pllscore.cli import main
-
-    out, err = io.StringIO(), io.StringIO()
-    mp = pytest.MonkeyPatch()
-    mp.setattr(sys, "argv", ["pllscore", *args])
-    mp.setattr(sys, "stdout", out)
-    mp.setattr(sys, "stderr", err)
-    code = 0
-    try:
-        main()
-    except SystemExit as e:
-        code = int(e.code or 0)
-    finally:
-        mp.undo()
-    return code, out.getvalue(), err.getvalue()
+    done = cli_run(*args)
+    return done.returncode, done.stdout, done.stderr
 
 
 def test_the_cli_scores_with_a_gguf_model(tiny, tiny_scorer, tmp_path):

@@ -24,6 +24,7 @@ from pllscore.rescore import (
     tune,
 )
 from tests.conftest import TINY_BERT, TINY_GPT2
+from tests.test_cli import run as cli_run
 
 BERT, GPT2 = str(TINY_BERT), str(TINY_GPT2)
 
@@ -263,23 +264,7 @@ NBEST = pd.DataFrame(
 )
 
 
-def run(*args: str) -> subprocess.CompletedProcess:
-    """The console entry point, in this process."""
-    from pllscore.cli import main
-
-    out, err = io.StringIO(), io.StringIO()
-    mp = pytest.MonkeyPatch()
-    mp.setattr(sys, "argv", ["pllscore", *args])
-    mp.setattr(sys, "stdout", out)
-    mp.setattr(sys, "stderr", err)
-    code = 0
-    try:
-        main()
-    except SystemExit as e:
-        code = int(e.code or 0)
-    finally:
-        mp.undo()
-    return subprocess.CompletedProcess(args, code, out.getvalue(), err.getvalue())
+run = cli_run  # the console entry point, in this process (tests/test_cli.py)
 
 
 @pytest.fixture
