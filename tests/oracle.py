@@ -22,11 +22,32 @@ def mask_set(metric: str, t: int, word_ids: list[int | None]) -> set[int]:
     raise ValueError(metric)
 
 
+def whitespace_groups(text: str, offsets: list[tuple[int, int]]) -> list[int]:
+    """Per token (its character offsets), the index of the whitespace-separated word of ``text`` where it starts.
+
+    Written for texts whose tokens each start at a non-space character or a space before their word
+    (WordPiece, byte-level BPE with trimmed offsets): the word count up to that character, minus one.
+    """
+    out = []
+    for a, b in offsets:
+        while a < b and text[a].isspace():
+            a += 1
+        out.append(len(text[: a + 1].split()) - 1)
+    return out
+
+
 @torch.inference_mode()
-def masked_logprobs(model, tokenizer, text: str, metric: str) -> list[float]:
-    """Per non-special token of ``text``, in order: its log-probability under ``metric``."""
+def masked_logprobs(model, tokenizer, text: str, metric: str, groups: list[int] | None = None) -> list[float]:
+    """Per non-special token of ``text``, in order: its log-probability under ``metric``.
+
+    ``groups`` (per non-special token, in order, its word) replaces the tokenizer's ``word_ids()``
+    as the words that word-l2r and whole-word mask.
+    """
     enc = tokenizer(text)
     ids, word_ids = enc["input_ids"], enc.word_ids()
+    if groups is not None:
+        it = iter(groups)
+        word_ids = [None if w is None else next(it) for w in word_ids]
     out = []
     for t in range(len(ids)):
         if word_ids[t] is None:

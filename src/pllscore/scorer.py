@@ -21,7 +21,7 @@ from pllscore.metrics import DEFAULT_METRIC, resolve_metrics
 from pllscore.plan.align import Span
 from pllscore.plan.masks import build_plan
 from pllscore.results import Results
-from pllscore.scoring.base import Scorer
+from pllscore.scoring.base import Scorer, Words
 from pllscore.scoring.encoding import check_texts, targets
 from pllscore.scoring.stitching import CausalWork, MaskedWork, causal_values
 
@@ -58,6 +58,9 @@ class MaskedScorer(Scorer):
         long: str | None = None,
         context: str | Sequence[str] | None = None,
         sep: str = " ",
+        words: Words | None = None,
+        word_sep: str = " ",
+        mask_by: str | None = None,
     ) -> Results:
         """Score texts under one or more PLL metrics.
 
@@ -76,6 +79,17 @@ class MaskedScorer(Scorer):
                 masked and only the text's tokens are scored (``sentence-l2r`` masks to the right within
                 the text). Tokens, words and spans of the results are the text's own.
             sep: what joins a context and its text (default one space).
+            words: what the results call words (``None``: the scorer's, ``"tokenizer"`` by default):
+                ``"tokenizer"`` (the tokenizer's ``word_ids()`` groups), ``"whitespace"`` (runs of
+                non-whitespace: "dog." is one word), or per text a list of words that, joined by
+                ``word_sep``, are the text exactly. A token belongs to the word where it starts (see
+                :mod:`pllscore.plan.words`); a word with no token of its own scores NaN.
+            word_sep: what joins the words of a list into its text (default one space; ``""`` for
+                text written without spaces).
+            mask_by: what ``word-l2r`` and ``whole-word`` mask (``None``: the scorer's):
+                ``"tokenizer"`` (default, the paper's definition: the tokenizer's words) or ``"words"``
+                (the user's words: word-l2r masks the target and the later tokens of its user word,
+                whole-word the whole user word).
 
         Returns:
             One :class:`SentenceScore` per (metric, text), metric-major. Scores are in nats.
@@ -84,7 +98,9 @@ class MaskedScorer(Scorer):
         items = check_texts(texts)
         if not items:
             return Results()
-        encoded = self._encode(items, long, context, sep)
+        encoded = self._encode(
+            items, long, context, sep, words=words, word_sep=word_sep, mask_by=mask_by, single=isinstance(texts, str)
+        )
         keeps = targets(encoded, spans)
         work = MaskedWork.build(encoded, keeps, self.max_length)
         plan = build_plan(work.sequences, work.alignments, metrics)
@@ -144,6 +160,9 @@ class CausalScorer(Scorer):
         long: str | None = None,
         context: str | Sequence[str] | None = None,
         sep: str = " ",
+        words: Words | None = None,
+        word_sep: str = " ",
+        mask_by: str | None = None,
     ) -> Results:
         """Score texts by their log-likelihood (nats); ``metric`` must be left out (or ``"causal"``).
 
@@ -153,6 +172,9 @@ class CausalScorer(Scorer):
         ``max_length - stride`` tokens before it.
         ``context`` (one string for all texts, or one per text) conditions each text: the model reads
         ``context + sep + text`` (after BOS) and only the text's tokens are scored, log P(text | context).
+        ``words`` and ``word_sep`` say what the results call words, as for :meth:`MaskedScorer.score`
+        (``"whitespace"``: the words of reading-time studies); ``mask_by`` is accepted and does nothing
+        (a causal LM masks nothing).
         """
         if metric not in (None, "causal"):
             raise InputError(
@@ -162,7 +184,9 @@ class CausalScorer(Scorer):
         items = check_texts(texts)
         if not items:
             return Results()
-        encoded = self._encode(items, long, context, sep)
+        encoded = self._encode(
+            items, long, context, sep, words=words, word_sep=word_sep, mask_by=mask_by, single=isinstance(texts, str)
+        )
         keeps = targets(encoded, spans)
         work = CausalWork.build(encoded, self.max_length, self.stride)
         runs = self.engine.run(work.sequences, max_tokens=self.max_tokens, progress=progress)
@@ -194,6 +218,8 @@ def load(
     bos: bool = True,
     long: str = "error",
     stride: int | None = None,
+    words: str = "tokenizer",
+    mask_by: str = "tokenizer",
 ) -> MaskedScorer | CausalScorer:
     """Load a model by Hub name or local folder and return the scorer for its kind.
 
@@ -211,6 +237,8 @@ def load(
         bos: whether a causal scorer conditions the first token on BOS.
         long: ``"error"`` refuses texts longer than the model allows; ``"window"`` scores them in windows.
         stride: a causal scorer's window step in ``"window"`` mode (default: half the model's length).
+        words: the scorer's default words, ``"tokenizer"`` or ``"whitespace"`` (see :meth:`MaskedScorer.score`).
+        mask_by: a masked scorer's default for what word-l2r and whole-word mask: ``"tokenizer"`` or ``"words"``.
     """
     loaded = load_pretrained(
         name_or_path, device=device, dtype=dtype, revision=revision, kind=kind, trust_remote_code=trust_remote_code
@@ -221,6 +249,8 @@ def load(
         "max_tokens": max_tokens,
         "long": long,
         "dtype": dtype,
+        "words": words,
+        "mask_by": mask_by,
     }
     if loaded.kind == "masked":
         return MaskedScorer(loaded.model, loaded.tokenizer, metric=metric, **common)
@@ -248,7 +278,13 @@ def score(
     metric: str | Sequence[str] | None = None,
     context: str | Sequence[str] | None = None,
     sep: str = " ",
+    words: Words | None = None,
+    word_sep: str = " ",
+    mask_by: str | None = None,
     **load_kwargs: Any,
 ) -> Results:
-    """One call: load ``model`` (unless it is already a scorer) and score ``texts`` (given ``context``)."""
-    return as_scorer(model, **load_kwargs).score(texts, metric=metric, context=context, sep=sep)  # type: ignore[arg-type]
+    """One call: load ``model`` (unless it is already a scorer) and score ``texts`` (given ``context``, with
+    ``words``, ``word_sep`` and ``mask_by`` as :meth:`MaskedScorer.score` takes them)."""
+    return as_scorer(model, **load_kwargs).score(  # type: ignore[call-arg]
+        texts, metric=metric, context=context, sep=sep, words=words, word_sep=word_sep, mask_by=mask_by
+    )

@@ -10,8 +10,12 @@ import torch
 
 from pllscore.engine.loading import Kind, detect_kind, max_input_length, resolve_dtype
 from pllscore.errors import InputError, ModelError, NonFiniteError
+from pllscore.plan.words import check_mask_by, check_words
 from pllscore.results import SentenceScore
 from pllscore.scoring.encoding import Encoded, check_contexts, check_long, check_texts, encode
+
+#: what ``words=`` may be: a named mode, or one list of words per text
+Words = str | Sequence[Sequence[str]]
 
 __all__ = ["Scorer"]
 
@@ -47,6 +51,8 @@ class Scorer:
         max_tokens: int | None = None,
         long: str = "error",
         dtype: str | torch.dtype | None = None,
+        words: str = "tokenizer",
+        mask_by: str = "tokenizer",
     ) -> None:
         actual = _model_kind(model)
         if actual is not None and actual != self.kind:
@@ -72,6 +78,10 @@ class Scorer:
         )
         self._vocab_size = int(model.config.vocab_size)
         self.long = check_long(long)
+        if not isinstance(words, str):
+            raise InputError("a scorer's default words must be 'tokenizer' or 'whitespace'; give lists to score()")
+        self.words = check_words(words, 0)
+        self.mask_by = check_mask_by(mask_by)
         self.dtype = resolve_dtype(dtype)
         # weights in a reduced type are used as they are; float32 weights get autocast to `dtype`
         self._autocast = None if self.dtype == torch.float32 else self.dtype
@@ -97,6 +107,9 @@ class Scorer:
         allow_long: bool = False,
         contexts: Sequence[str] | None = None,
         sep: str = " ",
+        words: Words = "tokenizer",
+        word_sep: str = " ",
+        mask_by: str = "tokenizer",
     ) -> list[Encoded]:
         return encode(
             self.tokenizer,
@@ -108,18 +121,42 @@ class Scorer:
             allow_long=allow_long,
             contexts=contexts,
             sep=sep,
+            words=words,
+            word_sep=word_sep,
+            mask_by=mask_by,
         )
 
     def _encode(
-        self, texts: list[str], long: str | None, context: str | Sequence[str] | None = None, sep: str = " "
+        self,
+        texts: list[str],
+        long: str | None,
+        context: str | Sequence[str] | None = None,
+        sep: str = " ",
+        *,
+        words: Words | None = None,
+        word_sep: str = " ",
+        mask_by: str | None = None,
+        single: bool = False,
     ) -> list[Encoded]:
-        """``texts`` (after their ``context``) encoded as this scorer scores them; ``long`` (None: the
-        scorer's) allows long texts or not."""
+        """``texts`` (after their ``context``) encoded as this scorer scores them; ``long``, ``words``
+        and ``mask_by`` (None: the scorer's) as :meth:`MaskedScorer.score` takes them; ``single``:
+        the texts were given as one string (so one list of strings is its words)."""
         contexts = check_contexts(context, len(texts), sep)
+        chosen = check_words(self.words if words is None else words, len(texts), single=single)
+        if not isinstance(word_sep, str):
+            raise InputError(f"word_sep must be a string (what joins the words of a text), got {word_sep!r:.40}")
         add, prefix = self._encoding()
         windowed = check_long(long or self.long) == "window"
         return self._tokenize(
-            texts, add_special_tokens=add, prefix=prefix, allow_long=windowed, contexts=contexts, sep=sep
+            texts,
+            add_special_tokens=add,
+            prefix=prefix,
+            allow_long=windowed,
+            contexts=contexts,
+            sep=sep,
+            words=chosen,
+            word_sep=word_sep,
+            mask_by=check_mask_by(self.mask_by if mask_by is None else mask_by),
         )
 
     def check(
@@ -129,6 +166,9 @@ class Scorer:
         long: str | None = None,
         context: str | Sequence[str] | None = None,
         sep: str = " ",
+        words: Words | None = None,
+        word_sep: str = " ",
+        mask_by: str | None = None,
     ) -> int:
         """Raise the error that scoring ``texts`` would raise, without scoring; return the token count
         (contexts included)."""
@@ -136,7 +176,10 @@ class Scorer:
         if not items:
             check_contexts(context, 0, sep)
             return 0
-        return sum(len(e.ids) for e in self._encode(items, long, context, sep))
+        encoded = self._encode(
+            items, long, context, sep, words=words, word_sep=word_sep, mask_by=mask_by, single=isinstance(texts, str)
+        )
+        return sum(len(e.ids) for e in encoded)
 
     def _check_finite(self, index: int, values: np.ndarray, read: np.ndarray | None) -> None:
         """Raise :class:`NonFiniteError` if a token the engine scored (``read``; None: all) got NaN or inf.
@@ -152,7 +195,7 @@ class Scorer:
             raise NonFiniteError(index, float(checked[bad][0]), str(dtype).removeprefix("torch."))
 
     def _result(self, index: int, text: str, enc: Encoded, metric: str, logprobs: np.ndarray) -> SentenceScore:
-        al = enc.alignment
+        al = enc.reported
         return SentenceScore(
             index=index,
             text=text,

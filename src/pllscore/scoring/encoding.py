@@ -14,6 +14,12 @@ many as the context has (``whole_enc[len(context_enc):]``). Where a token of the
 the end of the stripped context (it merges context and text characters), it, and every token
 after it, belongs to the text. Context tokens are never scored nor masked; they keep their
 place in the sequence (a causal LM's BOS stays before them).
+
+Words are the tokenizer's (``word_ids()``) unless the user gives others (``words="whitespace"``
+or a list of words per text; :mod:`pllscore.plan.words` says which word a token belongs to).
+Results follow the user's words; the word-based masked metrics mask by the tokenizer's words
+unless ``mask_by="words"``, in which case :attr:`Encoded.alignment` and ``word_ids`` carry the
+user's words, so windows of long texts mask by them too.
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ import numpy as np
 from pllscore.engine.loading import check_token_types, encode_text, literal_specials, special_ids, text_only_tokenizer
 from pllscore.errors import InputError, InputTooLongError
 from pllscore.plan.align import Alignment, Span, align, restrict
+from pllscore.plan.words import assign, regroup, word_spans
 
 __all__ = ["LONG_MODES", "Encoded", "check_contexts", "check_long", "check_texts", "encode", "targets"]
 
@@ -43,11 +50,14 @@ class Encoded:
         pieces: the token strings, one per id.
         offsets: per position, its character span in the encoded string (with a context, the
             joint string).
-        alignment: which positions are scored and their words; spans index into the text.
-        word_ids: per position, the tokenizer's word id; None for a position that is never
-            scored or masked (special tokens, BOS, a context's tokens).
+        alignment: which positions are scored and the words masks follow; spans index into the text.
+        word_ids: per position, the id of its word as masks follow it (the tokenizer's, or the
+            user's with ``mask_by="words"``); None for a position that is never scored or masked
+            (special tokens, BOS, a context's tokens).
         lead: number of special positions before the first content token (context or text).
         trail: number of special positions after the last content token.
+        user_words: the alignment regrouped into the user's words when results follow them but
+            masks do not (``mask_by="tokenizer"``); None when results follow ``alignment``.
     """
 
     ids: list[int]
@@ -57,6 +67,12 @@ class Encoded:
     word_ids: list[int | None]
     lead: int = 0
     trail: int = 0
+    user_words: Alignment | None = None
+
+    @property
+    def reported(self) -> Alignment:
+        """The alignment whose words the results report: the user's words, else the tokenizer's."""
+        return self.user_words if self.user_words is not None else self.alignment
 
 
 def check_long(long: str) -> str:
@@ -124,6 +140,9 @@ def encode(
     allow_long: bool = False,
     contexts: Sequence[str] | None = None,
     sep: str = " ",
+    words: str | Sequence[Sequence[str]] = "tokenizer",
+    word_sep: str = " ",
+    mask_by: str = "tokenizer",
 ) -> list[Encoded]:
     """Encode ``texts`` as given, one :class:`Encoded` each; with ``contexts``, each text after its context.
 
@@ -131,7 +150,8 @@ def encode(
     special token (``split_special_tokens``); a vocabulary that lists special tokens as pieces gets
     a copy that cannot read them from text; a text that still yields one is refused. ``prefix``
     (a causal LM's BOS) is put before the ids. A text longer than ``max_length`` is an
-    :class:`InputTooLongError` unless ``allow_long``.
+    :class:`InputTooLongError` unless ``allow_long``. ``words`` (checked by
+    :func:`pllscore.plan.words.check_words`), ``word_sep`` and ``mask_by``: see the module's docstring.
     """
     ctx = list(contexts) if contexts is not None else [""] * len(texts)
     # where each text begins in the string encoded, and the context lm-eval's rule encodes
@@ -183,7 +203,16 @@ def encode(
         if not al.positions:
             after = " after its context" if ctx[i] else ""
             raise InputError(f"text {i} ({text!r:.40}) has no tokens{after} after tokenization; remove it")
-        out.append(Encoded(ids, pieces, offsets, al, word_ids, lead, trail))
+        user = word_spans(text, words if isinstance(words, str) else words[i], word_sep, index=i)
+        user_words = None
+        if user is not None:
+            regrouped = regroup(al, user, assign(al, user))
+            if mask_by == "words":
+                of = dict(zip(regrouped.positions, regrouped.word_of))
+                al, word_ids = regrouped, [of.get(j) for j in range(len(word_ids))]
+            else:
+                user_words = regrouped
+        out.append(Encoded(ids, pieces, offsets, al, word_ids, lead, trail, user_words))
     return out
 
 
