@@ -273,3 +273,37 @@ def test_property_user_words_partition_tokens_and_sum_to_total(masked_models, ca
         assert [given_.text[a:b] for a, b in given_.word_spans] == words
         if scorer is gpt:  # a causal LM's token scores do not depend on the words
             assert ws.logprobs.tolist() == given_.logprobs.tolist() == plain.logprobs.tolist()
+
+
+# --- explain ---------------------------------------------------------------------------------
+
+
+def test_explain_follows_the_users_words(masked_models, causal_models):
+    from pllscore import explain
+
+    bert, gpt = MaskedScorer(*masked_models["bert-wordpiece"]), CausalScorer(*causal_models["gpt2-bpe"])
+    text = "The hooligan, sadly, wrecked the vehicle."
+    got = explain(text, bert, causal_model=gpt, metrics=WORD_METRICS, words="whitespace", mask_by="words")
+    table = got.table(0)
+    assert [w for w in table["word"] if w][:-1] == text.split()
+    masked = bert.score(text, metric=WORD_METRICS, words="whitespace", mask_by="words")
+    word_rows = table[table["row"] == "word"]
+    multi = [w for w in masked[0].words if w.n_tokens > 1]
+    np.testing.assert_allclose(word_rows["word-l2r"], [w.score for w in multi])
+    # the causal column is the causal LM's own sum over the same whitespace words
+    causal = gpt.score(text, words="whitespace")[0]
+    np.testing.assert_allclose(got.causal_word_scores(0), causal.word_scores)
+    # by default the table groups by the tokenizer's words (the comma is a word of its own)
+    assert "," in explain(text, bert, metrics=WORD_METRICS).table(0)["word"].tolist()
+
+
+def test_explain_shows_a_word_without_a_token(masked_models, causal_models):
+    from pllscore import explain
+
+    bert, gpt = MaskedScorer(*masked_models["bert-wordpiece"]), CausalScorer(*causal_models["gpt2-bpe"])
+    # WordPiece: the | cat; cut as "th" "e" " cat", the token "the" starts in "th", so "e" has none
+    got = explain("the cat", bert, causal_model=gpt, words=[["th", "e", " cat"]], word_sep="", metrics="original")
+    table = got.table(0)
+    row = table[table["word"] == "e"].iloc[0]
+    assert row["piece"] == "(no token)" and np.isnan(row["original"]) and np.isnan(row["causal"])
+    assert "(no token)" in got.render()

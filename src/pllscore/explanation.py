@@ -44,13 +44,16 @@ class Explanation:
     def causal_word_scores(self, i: int) -> np.ndarray | None:
         """The causal LM's score of each word of the masked model's text ``i``.
 
-        A causal token counts towards the word in which its first non-space character lies,
-        so words line up even where the two tokenizers split text differently. A word none of
-        whose causal tokens was scored is NaN, not 0.
+        With the user's words (``words=``), both models have the same words and the causal LM's
+        own word scores are used. With the tokenizers' words, a causal token counts towards the
+        word in which its first non-space character lies, so words line up even where the two
+        tokenizers split text differently. A word none of whose causal tokens was scored is NaN, not 0.
         """
         if self.causal is None:
             return None
         ref, c = self.sentence(i)[0], self.causal[i]
+        if tuple(c.word_spans) == tuple(ref.word_spans):
+            return c.word_scores
         starts = np.array([a for a, _ in ref.word_spans])
         sums = np.zeros(ref.n_words)
         scored = np.zeros(ref.n_words, dtype=bool)
@@ -75,6 +78,12 @@ class Explanation:
         rows: list[dict[str, Any]] = []
         for w, (a, b) in enumerate(ref.word_spans):
             members = np.flatnonzero(ref.word_index == w)
+            if not len(members):  # a user's word with no token of its own (see pllscore.plan.words)
+                row = {"word": ref.text[a:b], "piece": "(no token)", "row": "word"}
+                row.update(dict.fromkeys(self.metrics, np.nan))
+                if causal_words is not None:
+                    row["causal"] = float(causal_words[w])
+                rows.append(row)
             for t in members:
                 row = {"word": ref.text[a:b] if t == members[0] else "", "piece": ref.pieces[t], "row": "token"}
                 row.update({m: float(r.token_scores[t]) for m, r in zip(self.metrics, results)})
@@ -126,6 +135,9 @@ def explain(
     device: str = "auto",
     dtype: str | None = None,
     plot: str | os.PathLike[str] | None = None,
+    words: Any = None,
+    word_sep: str = " ",
+    mask_by: str | None = None,
 ) -> Explanation:
     """Score ``texts`` under every metric (and a causal LM) for a token-by-token comparison.
 
@@ -136,17 +148,22 @@ def explain(
         metrics: the masked metrics to compare (default all four).
         device, dtype: passed to :func:`pllscore.load` for models given by name.
         plot: also draw the figure to this file (.png, .svg or .pdf).
+        words, word_sep: the words the table groups tokens into (default the tokenizer's; ``"whitespace"``
+            or a list of words per text), as :meth:`pllscore.MaskedScorer.score` takes them; the causal
+            LM is grouped into the same words.
+        mask_by: what word-l2r and whole-word mask: ``"tokenizer"`` (default) or the user's ``"words"``.
     """
     from pllscore.metrics import resolve_metrics
     from pllscore.scorer import as_scorer
 
     mlm = as_scorer(model, kind="masked", role="explain", device=device, dtype=dtype)
     chosen = resolve_metrics(metrics)
-    masked = mlm.score(texts, metric=list(chosen))
+    masked = mlm.score(texts, metric=list(chosen), words=words, word_sep=word_sep, mask_by=mask_by)
     causal = None
     if causal_model is not None:
         clm = as_scorer(causal_model, kind="causal", role="--causal-model", device=device, dtype=dtype)
-        causal = clm.score(texts)
+        # the causal LM gets the masked LM's words: the user's words are the same for both
+        causal = clm.score(texts, words=mlm.words if words is None else words, word_sep=word_sep)
     result = Explanation(masked=masked, causal=causal, metrics=chosen)
     if plot is not None:
         result.plot(plot)
