@@ -21,6 +21,7 @@ from pllscore.errors import InputError, InputTooLongError, NonFiniteError, Pllsc
 from pllscore.io.readers import InputTable, read_input
 from pllscore.io.writers import ResumableWriter, StreamWriter, check_resume, meta_path, output_format
 from pllscore.provenance import content_fingerprint, model_identity, now, run_record
+from pllscore.scoring.words import WORDS_KEYS, as_words, table_words, words_meta
 
 __all__ = ["Interrupted", "ScoreSummary", "score_file"]
 
@@ -86,6 +87,10 @@ def score_file(
     context: str | None = None,
     context_column: str | None = None,
     sep: str = " ",
+    words: str = "tokenizer",
+    words_column: str | None = None,
+    word_sep: str = " ",
+    mask_by: str = "tokenizer",
 ) -> ScoreSummary:
     """Score every text of a file and write the scores, one column per metric.
 
@@ -120,6 +125,12 @@ def score_file(
         context: score every text given this context (see :meth:`pllscore.MaskedScorer.score`).
         context_column: score every text given the value of this column in its row (empty: no context).
         sep: what joins a context and its text (default one space).
+        words: what word scores and ``level="word"`` rows follow: ``"tokenizer"`` (default) or
+            ``"whitespace"`` (see :meth:`pllscore.MaskedScorer.score`).
+        words_column: a column holding each row's words, a JSON list of strings (or a list, in JSONL or
+            Parquet) that, joined by ``word_sep``, is the row's text.
+        word_sep: what joins the words of ``words_column`` (default one space).
+        mask_by: what word-l2r and whole-word mask: ``"tokenizer"`` (default) or the user's ``"words"``.
 
     Raises:
         Interrupted: on Ctrl-C, after recording progress; rerun with ``resume=True``.
@@ -151,6 +162,7 @@ def score_file(
         raise InputError(f"output {out_name!r} is the input file; choose another output path")
 
     contexts = _contexts(table, context, context_column)
+    given_words = table_words(table, words, words_column, word_sep)
     scorer = as_scorer(model, device=device, dtype=dtype, max_tokens=max_tokens, long=long, stride=stride)
     if stride is not None and getattr(scorer, "stride", stride) != stride:
         raise InputError(
@@ -162,7 +174,7 @@ def score_file(
         chosen: tuple[str, ...] = ("causal",)
     else:
         chosen = scorer.metric if metrics is None or metrics == [] else resolve_metrics(metrics)
-    _check_all(scorer, table, long, contexts, sep)
+    _check_all(scorer, table, long, contexts, sep, given_words, mask_by)
     from pllscore.results import check_norms
     from pllscore.unigram import load_unigram
 
@@ -195,10 +207,12 @@ def score_file(
         "model_fingerprint": identity["fingerprint"],
         **({"norm": list(norms), "unigram": uni.describe() if uni is not None else None} if norms else {}),
         **({"context": context, "context_column": context_column, "sep": sep} if contexts is not None else {}),
+        **words_meta(words, words_column, word_sep, mask_by),
     }
     if resume and out_name is not None and meta_path(out_name).exists():  # the norms change the columns
         old = json.loads(meta_path(out_name).read_text())
-        check_resume(old, meta, ("norm", "unigram", "context", "context_column", "sep"), repr(out_name))
+        settings = ("norm", "unigram", "context", "context_column", "sep", *WORDS_KEYS)
+        check_resume(old, meta, settings, repr(out_name))
     n = len(table.rows)
     writer: ResumableWriter | StreamWriter
     if out_name is None:
@@ -221,6 +235,7 @@ def score_file(
             kwargs: dict[str, Any] = {} if scorer.kind == "causal" else {"metric": list(chosen)}
             if contexts is not None:
                 kwargs.update(context=contexts[lo:hi], sep=sep)
+            kwargs.update(words=as_words(given_words, lo, hi), word_sep=word_sep, mask_by=mask_by)
             try:
                 results = scorer.score(texts, progress=False, long=long, **kwargs)
             except NonFiniteError as e:  # name the input line, not the position within the chunk
@@ -294,13 +309,21 @@ def _contexts(table: InputTable, context: str | None, column: str | None) -> lis
 
 
 def _check_all(
-    scorer: Any, table: InputTable, long: str, contexts: Sequence[str] | None = None, sep: str = " "
+    scorer: Any,
+    table: InputTable,
+    long: str,
+    contexts: Sequence[str] | None = None,
+    sep: str = " ",
+    words: str | Sequence[Sequence[str]] = "tokenizer",
+    mask_by: str = "tokenizer",
 ) -> None:
     """Fail before any scoring if some text is too long: an error after hours of work helps nobody."""
     step = 4096
     texts = table.texts
     for lo in range(0, len(texts), step):
-        given = {} if contexts is None else {"context": contexts[lo : lo + step], "sep": sep}
+        given: dict[str, Any] = {} if contexts is None else {"context": contexts[lo : lo + step], "sep": sep}
+        # the words were checked against their texts (naming the rows) by _words; here their mode
+        given.update(words=words if isinstance(words, str) else "tokenizer", mask_by=mask_by)
         try:
             scorer.check(texts[lo : lo + step], long=long, **given)
         except InputTooLongError as e:

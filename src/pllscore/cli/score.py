@@ -45,6 +45,16 @@ def score_command(
         None, "--context-column", help="Score each text given the value of this column of its row."
     ),
     sep: str = typer.Option(" ", "--context-sep", help="What joins a context and its text (default one space)."),
+    words: str = typer.Option(
+        "tokenizer", "--words", help="Words of word scores and --level word: tokenizer (default) or whitespace."
+    ),
+    words_column: str | None = typer.Option(
+        None, "--words-column", help="Column of pre-segmented words, a JSON list per row, joined by --word-sep."
+    ),
+    word_sep: str = typer.Option(" ", "--word-sep", help="What joins the words of --words-column (default a space)."),
+    mask_by: str = typer.Option(
+        "tokenizer", "--mask-by", help="word-l2r/whole-word mask: tokenizer words (default) or the user's words."
+    ),
     device: str = typer.Option("auto", "--device", help="auto, cpu, cuda, cuda:1 or mps."),
     dtype: str | None = typer.Option(None, "--dtype", help="float32 (default, exact), bfloat16 or float16."),
     max_tokens: int | None = typer.Option(None, "--max-tokens", help="Padded tokens per batch."),
@@ -77,6 +87,7 @@ def score_command(
     )  # fmt: skip
     norms = dict(norm=norm or None, unigram=unigram, unigram_corpus=unigram_corpus)
     contexts = dict(context=context, context_column=context_column, sep=sep)
+    user_words = dict(words=words, words_column=words_column, word_sep=word_sep, mask_by=mask_by)
     if engine == "ray":
         from pllscore.distributed.ray import score_dataset
 
@@ -84,6 +95,8 @@ def score_command(
             raise InputError("--norm and --unigram are not supported with --engine ray yet; score locally")
         if context is not None or context_column is not None:
             raise InputError("--context and --context-column are not supported with --engine ray yet; score locally")
+        if words != "tokenizer" or words_column is not None or mask_by != "tokenizer":
+            raise InputError("--words, --words-column and --mask-by are not supported with --engine ray yet")
 
         if input is None or output is None:
             raise InputError("--engine ray needs INPUT (files, a folder or a glob) and -o OUT_DIR")
@@ -106,6 +119,7 @@ def score_command(
         **common,  # type: ignore[arg-type]
         **norms,  # type: ignore[arg-type]
         **contexts,  # type: ignore[arg-type]
+        **user_words,  # type: ignore[arg-type]
     )
     if not quiet:
         typer.echo(summary.line(), err=True)
