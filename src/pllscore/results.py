@@ -62,7 +62,8 @@ class TokenScore:
 
 @dataclass(frozen=True)
 class WordScore:
-    """One word (a ``word_ids()`` group): its text, character span, summed score and token count."""
+    """One word (a ``word_ids()`` group, or a word of the user's ``words=``): its text, character span, summed
+    score and token count (0, with a NaN score, for a user's word no token starts in)."""
 
     text: str
     span: Span
@@ -138,7 +139,7 @@ class SentenceScore:
 
     @property
     def n_words(self) -> int:
-        """Number of words (``word_ids()`` groups)."""
+        """Number of words (``word_ids()`` groups, or the user's ``words=``)."""
         return len(self.word_spans)
 
     @property
