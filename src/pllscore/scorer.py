@@ -22,7 +22,9 @@ from pllscore.plan.align import Span
 from pllscore.plan.masks import build_plan
 from pllscore.results import Results
 from pllscore.scoring.base import Scorer
+from pllscore.scoring.bow import BowTokens, bow_adjust
 from pllscore.scoring.encoding import check_texts, targets
+from pllscore.scoring.outputs import check_outputs, wants_for
 from pllscore.scoring.stitching import CausalWork, MaskedWork, causal_values
 
 __all__ = ["CausalScorer", "MaskedScorer", "Scorer", "as_scorer", "load", "score"]
@@ -58,6 +60,8 @@ class MaskedScorer(Scorer):
         long: str | None = None,
         context: str | Sequence[str] | None = None,
         sep: str = " ",
+        outputs: Sequence[str] = (),
+        word_prob: str | None = None,
     ) -> Results:
         """Score texts under one or more PLL metrics.
 
@@ -76,11 +80,16 @@ class MaskedScorer(Scorer):
                 masked and only the text's tokens are scored (``sentence-l2r`` masks to the right within
                 the text). Tokens, words and spans of the results are the text's own.
             sep: what joins a context and its text (default one space).
+            outputs: per-token outputs besides the log-probability: ``"entropy"`` (nats) of the
+                model's distribution at the masked position and ``"rank"`` of the original token
+                there, under each metric (see :mod:`pllscore.scoring.outputs`).
+            word_prob: ``"sum"`` (default); ``"bow"`` is for causal LMs and is refused here.
 
         Returns:
             One :class:`SentenceScore` per (metric, text), metric-major. Scores are in nats.
         """
         metrics = self.metric if metric is None else resolve_metrics(metric)
+        asked = check_outputs(outputs, word_prob, self.kind)
         items = check_texts(texts)
         if not items:
             return Results()
@@ -88,13 +97,18 @@ class MaskedScorer(Scorer):
         keeps = targets(encoded, spans)
         work = MaskedWork.build(encoded, keeps, self.max_length)
         plan = build_plan(work.sequences, work.alignments, metrics)
-        reads = self.engine.run(plan, max_tokens=self.max_tokens, progress=progress)
+        if asked:
+            got = self.engine.run_outputs(plan, wants_for(asked), max_tokens=self.max_tokens, progress=progress)
+            reads = got["logprob"]
+        else:
+            reads = self.engine.run(plan, max_tokens=self.max_tokens, progress=progress)
         results = []
         for k, m in enumerate(metrics):
             for i, e in enumerate(encoded):
                 values = work.values(plan, reads, k, i)
                 self._check_finite(i, values, keeps[i])
-                results.append(self._result(i, items[i], e, m, values))
+                extra = {n: work.values(plan, got[n], k, i) for n in asked}
+                results.append(self._result(i, items[i], e, m, values, **extra))
         return Results(tuple(results))
 
     def _encoding(self) -> tuple[bool, int | None]:
@@ -144,6 +158,8 @@ class CausalScorer(Scorer):
         long: str | None = None,
         context: str | Sequence[str] | None = None,
         sep: str = " ",
+        outputs: Sequence[str] = (),
+        word_prob: str | None = None,
     ) -> Results:
         """Score texts by their log-likelihood (nats); ``metric`` must be left out (or ``"causal"``).
 
@@ -153,29 +169,49 @@ class CausalScorer(Scorer):
         ``max_length - stride`` tokens before it.
         ``context`` (one string for all texts, or one per text) conditions each text: the model reads
         ``context + sep + text`` (after BOS) and only the text's tokens are scored, log P(text | context).
+        ``outputs``: ``"entropy"`` and/or ``"rank"`` per token (:mod:`pllscore.scoring.outputs`).
+        ``word_prob="bow"`` corrects word scores for a word-beginning-marking tokenizer
+        (:mod:`pllscore.scoring.bow`); token scores and totals are unchanged.
         """
         if metric not in (None, "causal"):
             raise InputError(
                 f"metric {metric!r} is a masked-LM (PLL) metric; a causal LM's score is its log-likelihood, "
                 "so leave metric out"
             )
+        asked = check_outputs(outputs, word_prob, self.kind)
+        bow = self._bow_tokens() if "word_correction" in asked else None
         items = check_texts(texts)
         if not items:
             return Results()
         encoded = self._encode(items, long, context, sep)
         keeps = targets(encoded, spans)
         work = CausalWork.build(encoded, self.max_length, self.stride)
-        runs = self.engine.run(work.sequences, max_tokens=self.max_tokens, progress=progress)
+        if asked:
+            wants = wants_for(asked, None if bow is None else bow.end_mask())
+            run_kw: dict[str, Any] = {"max_tokens": self.max_tokens, "progress": progress}
+            per_text = list(work.outputs(self.engine.run_outputs(work.sequences, wants, **run_kw)))
+        else:
+            runs = self.engine.run(work.sequences, max_tokens=self.max_tokens, progress=progress)
+            per_text = [{"logprob": lp} for lp in work.logprobs(runs)]
         results = []
-        for i, (e, lp) in enumerate(zip(encoded, work.logprobs(runs))):
-            values, read = causal_values(e, lp)
+        for i, (e, out) in enumerate(zip(encoded, per_text)):
+            values, read = causal_values(e, out["logprob"])
             if keeps[i] is not None:
                 read = read & keeps[i]
             self._check_finite(i, values, read)
             if keeps[i] is not None:
                 values = np.where(keeps[i], values, np.nan)
-            results.append(self._result(i, items[i], e, "causal", values))
+            extra = {n: np.where(np.isnan(values), np.nan, causal_values(e, out[n])[0]) for n in asked if n in out}
+            if bow is not None:
+                adjust = bow_adjust(e.ids, e.alignment.positions, e.lead, e.trail, out["set"], bow)
+                extra["word_correction"] = np.where(np.isnan(values), np.nan, adjust)
+            results.append(self._result(i, items[i], e, "causal", values, **extra))
         return Results(tuple(results))
+
+    def _bow_tokens(self) -> BowTokens:
+        if getattr(self, "_bow", None) is None:
+            self._bow = BowTokens(self.tokenizer, self._vocab_size, self.name)
+        return self._bow
 
     def _encoding(self) -> tuple[bool, int | None]:
         return self._adds_bos, self._prefix
@@ -248,7 +284,10 @@ def score(
     metric: str | Sequence[str] | None = None,
     context: str | Sequence[str] | None = None,
     sep: str = " ",
+    outputs: Sequence[str] = (),
+    word_prob: str | None = None,
     **load_kwargs: Any,
 ) -> Results:
     """One call: load ``model`` (unless it is already a scorer) and score ``texts`` (given ``context``)."""
-    return as_scorer(model, **load_kwargs).score(texts, metric=metric, context=context, sep=sep)  # type: ignore[arg-type]
+    scorer = as_scorer(model, **load_kwargs)
+    return scorer.score(texts, metric=metric, context=context, sep=sep, outputs=outputs, word_prob=word_prob)  # type: ignore[arg-type]

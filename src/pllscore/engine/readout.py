@@ -7,15 +7,37 @@ target's rank, and the log-probability of a set of tokens (a boolean mask over t
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any
+
 import torch
 import torch.nn.functional as F
 
 from pllscore.engine.heads import Head
 
-__all__ = ["OUTPUTS", "pick_logprobs", "pick_outputs", "read_logprobs", "read_outputs"]
+__all__ = ["OUTPUTS", "Wants", "pick_logprobs", "pick_outputs", "read_logprobs", "read_outputs"]
 
 #: the optional per-token outputs besides the log-probability
 OUTPUTS = ("entropy", "rank")
+
+
+@dataclass(frozen=True)
+class Wants:
+    """What a readout computes besides the target's log-probability (see :func:`read_outputs`)."""
+
+    entropy: bool = False
+    rank: bool = False
+    token_set: torch.Tensor | None = None
+
+    @property
+    def any(self) -> bool:
+        return self.entropy or self.rank or self.token_set is not None
+
+    def kwargs(self, device: torch.device) -> dict[str, Any]:
+        """The keywords of :func:`read_outputs`, the token set on ``device``."""
+        token_set = None if self.token_set is None else self.token_set.to(device)
+        return {"entropy": self.entropy, "rank": self.rank, "token_set": token_set}
+
 
 # logits held at once, in elements (256 MiB of float32); keeps large vocabularies in budget
 _MAX_LOGITS = 1 << 26
