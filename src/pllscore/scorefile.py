@@ -86,6 +86,8 @@ def score_file(
     context: str | None = None,
     context_column: str | None = None,
     sep: str = " ",
+    outputs: Sequence[str] = (),
+    word_prob: str | None = None,
 ) -> ScoreSummary:
     """Score every text of a file and write the scores, one column per metric.
 
@@ -120,6 +122,10 @@ def score_file(
         context: score every text given this context (see :meth:`pllscore.MaskedScorer.score`).
         context_column: score every text given the value of this column in its row (empty: no context).
         sep: what joins a context and its text (default one space).
+        outputs: per-token outputs (``"entropy"``, ``"rank"``; word and token levels): ``<metric>_entropy``
+            and ``<metric>_rank`` columns (at word level, the word's first token's).
+        word_prob: ``"bow"`` corrects a causal LM's word scores for word-beginning-marking tokenizers
+            (word level; see :mod:`pllscore.scoring.bow`).
 
     Raises:
         Interrupted: on Ctrl-C, after recording progress; rerun with ``resume=True``.
@@ -171,6 +177,7 @@ def score_file(
     if norms and level != "sentence":
         raise InputError(f"--norm {norms[0]} is a sentence score; use --level sentence")
     uni = uni if any(n in ("slor", "norm-lp") for n in norms) else None
+    asked = _check_outputs(outputs, word_prob, scorer.kind, level)
 
     causal = scorer.kind == "causal"
     identity = model_identity(scorer)
@@ -195,10 +202,13 @@ def score_file(
         "model_fingerprint": identity["fingerprint"],
         **({"norm": list(norms), "unigram": uni.describe() if uni is not None else None} if norms else {}),
         **({"context": context, "context_column": context_column, "sep": sep} if contexts is not None else {}),
+        **({"outputs": [n for n in asked if n != "word_correction"]} if set(asked) - {"word_correction"} else {}),
+        **({"word_prob": "bow"} if "word_correction" in asked else {}),
     }
     if resume and out_name is not None and meta_path(out_name).exists():  # the norms change the columns
         old = json.loads(meta_path(out_name).read_text())
-        check_resume(old, meta, ("norm", "unigram", "context", "context_column", "sep"), repr(out_name))
+        keys = ("norm", "unigram", "context", "context_column", "sep", "outputs", "word_prob")
+        check_resume(old, meta, keys, repr(out_name))
     n = len(table.rows)
     writer: ResumableWriter | StreamWriter
     if out_name is None:
@@ -221,6 +231,8 @@ def score_file(
             kwargs: dict[str, Any] = {} if scorer.kind == "causal" else {"metric": list(chosen)}
             if contexts is not None:
                 kwargs.update(context=contexts[lo:hi], sep=sep)
+            if asked:
+                kwargs.update(outputs=[n for n in asked if n != "word_correction"], word_prob=word_prob)
             try:
                 results = scorer.score(texts, progress=False, long=long, **kwargs)
             except NonFiniteError as e:  # name the input line, not the position within the chunk
@@ -248,6 +260,19 @@ def score_file(
         seconds=seconds,
         metrics=chosen,
     )
+
+
+def _check_outputs(outputs: Sequence[str], word_prob: str | None, kind: str, level: str) -> tuple[str, ...]:
+    """What the scorer must fill (:func:`pllscore.scoring.outputs.check_outputs`), refused at a level without it."""
+    from pllscore.scoring.outputs import check_outputs
+
+    asked = check_outputs(outputs, word_prob, kind)
+    per_token = [n for n in asked if n != "word_correction"]
+    if per_token and level == "sentence":
+        raise InputError(f"--{per_token[0]} is a per-token output; use --level token or word")
+    if "word_correction" in asked and level != "word":
+        raise InputError("--word-prob bow changes word scores only (tokens and totals are unchanged); use --level word")
+    return asked
 
 
 def _input_fingerprint(input: Any, table: InputTable) -> str | None:
