@@ -184,3 +184,16 @@ def test_sentencepiece_marker(causal_models):
     b = BowTokens(tok, len(tok))
     assert b.marker == "▁" and b.is_bow[tok.convert_tokens_to_ids("▁")]
     assert b.ends[tok.eos_token_id] and not b.is_bow[tok.eos_token_id]
+
+
+def test_windows_read_the_final_end_term_from_the_last_window(causal_models):
+    model, tok = causal_models["gpt2-bpe"]  # 64 positions, byte-level BPE with Ġ
+    text = " ".join(["The cat sat on the mat.", "She didn't go to the store yesterday!"] * 4)
+    r = CausalScorer(model, tok, stride=20).score(text, long="window", word_prob="bow")[0]
+    ids = [tok.eos_token_id] + tok(text, add_special_tokens=False)["input_ids"]
+    assert len(ids) > 64
+    with torch.inference_mode():  # the last window: the final 64 tokens
+        logp = torch.log_softmax(model(input_ids=torch.tensor([ids[-64:]])).logits[0, -1].double(), -1)
+    ends = [i for p, i in tok.get_vocab().items() if p.startswith("Ġ")] + [tok.eos_token_id]
+    final = torch.logsumexp(logp[ends], 0).item()
+    assert np.nansum(r.word_scores) == pytest.approx(r.total + final, abs=1e-4)

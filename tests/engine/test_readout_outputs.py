@@ -88,3 +88,18 @@ def test_nothing_asked_is_the_plain_readout():
     hidden, targets = torch.randn(3, 4), torch.tensor([0, 4, 8])
     with torch.inference_mode():
         assert readout.read_outputs(proj, hidden, targets, 9).keys() == {"logprob"}
+
+
+def test_other_heads_in_row_chunks_equal_direct(monkeypatch):
+    torch.manual_seed(1)
+    head = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.GELU(), torch.nn.Linear(8, 30))
+    hidden, targets = torch.randn(7, 8) * 4, torch.randint(0, 30, (7,))
+    mask = torch.rand(30) < 0.5
+    monkeypatch.setattr(readout, "_MAX_LOGITS", 60)  # two rows of logits at a time
+    with torch.inference_mode():
+        got = readout.read_outputs(head, hidden, targets, 30, entropy=True, rank=True, token_set=mask)
+        lp, ent, rank, in_set = _direct(head(hidden), targets, mask)
+    np.testing.assert_allclose(got["logprob"].numpy(), lp.numpy(), atol=1e-5)
+    np.testing.assert_allclose(got["entropy"].numpy(), ent.numpy(), atol=1e-5)
+    np.testing.assert_array_equal(got["rank"].numpy(), rank.numpy())
+    np.testing.assert_allclose(got["set"].numpy(), in_set.numpy(), atol=1e-5)
