@@ -68,3 +68,39 @@ def causal_logprobs(model, tokenizer, text: str) -> list[float]:
         ids = [bos] + tokenizer(text, add_special_tokens=False)["input_ids"]
     logits = model(input_ids=torch.tensor([ids])).logits[0].double()
     return [torch.log_softmax(logits[i - 1], -1)[ids[i]].item() for i in range(1, len(ids))]
+
+
+def _stats(logits, target: int) -> tuple[float, float, int]:
+    """(log-probability, entropy, rank) of ``target`` under one row of logits, from the full softmax in float64."""
+    x = logits.double()
+    logp = torch.log_softmax(x, -1)
+    p = logp.exp()
+    entropy = -torch.where(p > 0, p * logp, torch.zeros_like(p)).sum().item()
+    rank = 1 + int((x > x[target]).sum().item())
+    return logp[target].item(), entropy, rank
+
+
+@torch.inference_mode()
+def masked_outputs(model, tokenizer, text: str, metric: str) -> list[tuple[float, float, int]]:
+    """Per non-special token of ``text``: (log-probability, entropy, rank) at its masked position under ``metric``."""
+    enc = tokenizer(text)
+    ids, word_ids = enc["input_ids"], enc.word_ids()
+    out = []
+    for t in range(len(ids)):
+        if word_ids[t] is None:
+            continue
+        x = torch.tensor([ids])
+        x[0, sorted(mask_set(metric, t, word_ids))] = tokenizer.mask_token_id
+        out.append(_stats(model(input_ids=x).logits[0, t], ids[t]))
+    return out
+
+
+@torch.inference_mode()
+def causal_outputs(model, tokenizer, text: str) -> list[tuple[float, float, int]]:
+    """Per token of ``text`` after a BOS (as :func:`causal_logprobs`): (log-probability, entropy, rank)."""
+    bos = tokenizer.bos_token_id if tokenizer.bos_token_id is not None else tokenizer.eos_token_id
+    ids = tokenizer(text)["input_ids"]
+    if ids[0] != bos:
+        ids = [bos] + tokenizer(text, add_special_tokens=False)["input_ids"]
+    logits = model(input_ids=torch.tensor([ids])).logits[0]
+    return [_stats(logits[i - 1], ids[i]) for i in range(1, len(ids))]

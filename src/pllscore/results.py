@@ -58,6 +58,8 @@ class TokenScore:
     word: int
     score: float
     scored: bool
+    entropy: float | None = None
+    rank: int | None = None
 
 
 @dataclass(frozen=True)
@@ -87,6 +89,12 @@ class SentenceScore:
         logprobs: per token, log-probability in nats (NaN when not scored). Unaffected by views.
         base: logarithm base of the view (``math.e`` for nats, 2 for bits).
         surprisal: whether the view negates scores (surprisal = -log p).
+        entropy: per token, the entropy (nats) of the distribution that scores it (``outputs=("entropy",)``),
+            else None; NaN when not scored.
+        rank: per token, its rank in that distribution (1: the top choice; ``outputs=("rank",)``), else
+            None; NaN when not scored.
+        word_correction: per token, what ``word_prob="bow"`` adds to its word's score (nats; see
+            :mod:`pllscore.scoring.bow`), else None. Token scores and totals never include it.
     """
 
     index: int
@@ -100,6 +108,9 @@ class SentenceScore:
     logprobs: np.ndarray
     base: float = math.e
     surprisal: bool = False
+    entropy: np.ndarray | None = None
+    rank: np.ndarray | None = None
+    word_correction: np.ndarray | None = None
 
     # --- views -----------------------------------------------------------------
     def view(self, *, base: float | Literal["e"] | None = None, surprisal: bool | None = None) -> SentenceScore:
@@ -120,6 +131,16 @@ class SentenceScore:
         """Per token, its score in the view's unit (NaN when not scored)."""
         scale = (-1.0 if self.surprisal else 1.0) / math.log(self.base)
         return self.logprobs * scale
+
+    @property
+    def token_entropy(self) -> np.ndarray | None:
+        """Per token, the entropy in the view's base (never negated: it is an expected surprisal); None if not asked."""
+        return None if self.entropy is None else self.entropy / math.log(self.base)
+
+    @property
+    def word_prob(self) -> str:
+        """How word scores are computed: ``"bow"`` (corrected, :mod:`pllscore.scoring.bow`) or ``"sum"``."""
+        return "sum" if self.word_correction is None else "bow"
 
     # --- sentence level ----------------------------------------------------------
     @property
@@ -178,15 +199,22 @@ class SentenceScore:
     def tokens(self) -> list[TokenScore]:
         """Per-token scores, in text order."""
         values, scored = self.token_scores, self.scored
+        ent = self.token_entropy
+        ents = [None] * self.n_tokens if ent is None else [float(x) for x in ent]
+        ranks = [None] * self.n_tokens if self.rank is None else [None if np.isnan(x) else int(x) for x in self.rank]
         return [
-            TokenScore(piece=p, span=o, word=int(w), score=float(v), scored=bool(s))
-            for p, o, w, v, s in zip(self.pieces, self.offsets, self.word_index, values, scored)
+            TokenScore(piece=p, span=o, word=int(w), score=float(v), scored=bool(s), entropy=e, rank=k)
+            for p, o, w, v, s, e, k in zip(self.pieces, self.offsets, self.word_index, values, scored, ents, ranks)
         ]
 
     @property
     def word_scores(self) -> np.ndarray:
-        """Per word, the sum of its tokens' scores (NaN if none of them was scored)."""
+        """Per word, the sum of its tokens' scores (NaN if none of them was scored), with ``word_prob="bow"``'s
+        correction when present."""
         values = self.token_scores
+        if self.word_correction is not None:
+            scale = (-1.0 if self.surprisal else 1.0) / math.log(self.base)
+            values = values + np.nan_to_num(self.word_correction, nan=0.0) * scale
         sums = np.zeros(self.n_words, dtype=np.float64)
         np.add.at(sums, self.word_index, np.nan_to_num(values, nan=0.0))
         any_scored = np.zeros(self.n_words, dtype=bool)
@@ -201,6 +229,15 @@ class SentenceScore:
             WordScore(text=self.text[a:b], span=(a, b), score=float(v), n_tokens=int(n))
             for (a, b), v, n in zip(self.word_spans, self.word_scores, counts)
         ]
+
+    def word_first(self, values: np.ndarray | None) -> np.ndarray | None:
+        """Per word, ``values`` at its first token (how word level reports entropy and rank); None for None."""
+        if values is None:
+            return None
+        first = np.full(self.n_words, -1, dtype=np.int64)
+        for t in range(self.n_tokens - 1, -1, -1):
+            first[self.word_index[t]] = t
+        return np.where(first >= 0, np.asarray(values, dtype=np.float64)[np.maximum(first, 0)], np.nan)
 
     def word(self, i: int) -> WordScore:
         """The score of word ``i``."""
@@ -225,7 +262,14 @@ class SentenceScore:
             "n_tokens": self.n_tokens,
             "n_words": self.n_words,
             "tokens": [
-                {"piece": t.piece, "span": list(t.span), "word": t.word, "score": _none_if_nan(t.score)}
+                {
+                    "piece": t.piece,
+                    "span": list(t.span),
+                    "word": t.word,
+                    "score": _none_if_nan(t.score),
+                    **({} if t.entropy is None else {"entropy": _none_if_nan(t.entropy)}),
+                    **({} if self.rank is None else {"rank": t.rank}),
+                }
                 for t in self.tokens
             ],
             "words": [
@@ -325,7 +369,10 @@ def to_frame(
             builds one from a counts table, a corpus or ``"wordfreq"``).
 
     The score column is named ``logprob`` (or ``surprisal``) and the ``unit`` column says
-    nats or bits.
+    nats or bits. Results scored with ``outputs=("entropy", "rank")`` add ``entropy`` (in the
+    unit's base) and ``rank`` columns at token level, and at word level those of the word's first
+    token (the distribution the word begins from). Word scores include ``word_prob="bow"``'s
+    correction when the results have it.
     """
     import pandas as pd
 
@@ -369,6 +416,7 @@ def to_frame(
             for i, w in enumerate(r.words)
         ]
         columns = ["index", "metric", "word", "text", "start", "end", value, "n_tokens", "unit"]
+        _add_outputs(rows, columns, items, "word")
     elif level == "token":
         rows = [
             {
@@ -387,6 +435,7 @@ def to_frame(
             for i, t in enumerate(r.tokens)
         ]
         columns = ["index", "metric", "token", "piece", "start", "end", "word", value, "scored", "unit"]
+        _add_outputs(rows, columns, items, "token")
     else:
         raise _level_error(level)
     return pd.DataFrame(rows, columns=columns)
@@ -407,8 +456,9 @@ def to_wide_frame(
     ``<metric>_mean``, then ``<metric>_<norm>`` for each other norm asked (``word-l2r_slor``,
     ``causal_per-char``; see :func:`to_frame` for ``norm`` and ``unigram``); word level
     ``index, word, word_text, start, end, n_tokens, <metric>...``; token level
-    ``index, token, piece, start, end, word, <metric>...``. Every metric of the results must
-    cover the same texts.
+    ``index, token, piece, start, end, word, <metric>...``; results with entropy or rank add
+    ``<metric>_entropy`` and ``<metric>_rank`` at word (the first token's) and token level. Every metric
+    of the results must cover the same texts.
     """
     import pandas as pd
 
@@ -449,6 +499,7 @@ def to_wide_frame(
         cols["n_tokens"] = np.concatenate([np.bincount(r.word_index, minlength=r.n_words) for r in first])
         for metric, g in by_metric.items():
             cols[metric] = np.concatenate([r.word_scores for r in g])
+            _wide_outputs(cols, metric, g, "word")
     elif level == "token":
         counts = np.array([r.n_tokens for r in first], dtype=np.int64)
         cols["index"] = np.repeat(idx, counts)
@@ -459,9 +510,47 @@ def to_wide_frame(
         cols["word"] = np.concatenate([r.word_index for r in first])
         for metric, g in by_metric.items():
             cols[metric] = np.concatenate([r.token_scores for r in g])
+            _wide_outputs(cols, metric, g, "token")
     else:
         raise _level_error(level)
     return pd.DataFrame(cols)
+
+
+def _outputs_at(r: SentenceScore, name: str, level: str) -> np.ndarray:
+    """Per row of ``level`` (word: the word's first token), output ``name`` of ``r``; NaN when not asked."""
+    values = r.token_entropy if name == "entropy" else r.rank
+    if level == "word":
+        return np.full(r.n_words, np.nan) if values is None else r.word_first(values)  # type: ignore[return-value]
+    return np.full(r.n_tokens, np.nan) if values is None else np.asarray(values, dtype=np.float64)
+
+
+def _asked(items: Sequence[SentenceScore], name: str) -> bool:
+    return any((r.entropy if name == "entropy" else r.rank) is not None for r in items)
+
+
+def _add_outputs(rows: list[dict[str, Any]], columns: list[str], items: Sequence[SentenceScore], level: str) -> None:
+    """Add the entropy/rank columns that any item has (rows are in item order, then word or token order)."""
+    for name in ("entropy", "rank"):
+        if not _asked(items, name):
+            continue
+        values = np.concatenate([_outputs_at(r, name, level) for r in items])
+        column = values if name == "entropy" else _nullable_int(values)
+        for row, v in zip(rows, column):
+            row[name] = v
+        columns.insert(columns.index("unit"), name)
+
+
+def _wide_outputs(cols: dict[str, Any], metric: str, group: Sequence[SentenceScore], level: str) -> None:
+    for name in ("entropy", "rank"):
+        if _asked(group, name):
+            values = np.concatenate([_outputs_at(r, name, level) for r in group])
+            cols[f"{metric}_{name}"] = values if name == "entropy" else _nullable_int(values)
+
+
+def _nullable_int(values: np.ndarray) -> Any:
+    import pandas as pd
+
+    return pd.array([pd.NA if np.isnan(v) else int(v) for v in values], dtype="Int64")
 
 
 def check_norms(norms: str | Sequence[str] | None, unigram: Any = None) -> tuple[str, ...]:

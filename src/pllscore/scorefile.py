@@ -91,6 +91,8 @@ def score_file(
     words_column: str | None = None,
     word_sep: str = " ",
     mask_by: str = "tokenizer",
+    outputs: Sequence[str] = (),
+    word_prob: str | None = None,
 ) -> ScoreSummary:
     """Score every text of a file and write the scores, one column per metric.
 
@@ -131,6 +133,10 @@ def score_file(
             Parquet) that, joined by ``word_sep``, is the row's text.
         word_sep: what joins the words of ``words_column`` (default one space).
         mask_by: what word-l2r and whole-word mask: ``"tokenizer"`` (default) or the user's ``"words"``.
+        outputs: per-token outputs (``"entropy"``, ``"rank"``; word and token levels): ``<metric>_entropy``
+            and ``<metric>_rank`` columns (at word level, the word's first token's).
+        word_prob: ``"bow"`` corrects a causal LM's word scores for word-beginning-marking tokenizers
+            (word level; see :mod:`pllscore.scoring.bow`).
 
     Raises:
         Interrupted: on Ctrl-C, after recording progress; rerun with ``resume=True``.
@@ -183,6 +189,7 @@ def score_file(
     if norms and level != "sentence":
         raise InputError(f"--norm {norms[0]} is a sentence score; use --level sentence")
     uni = uni if any(n in ("slor", "norm-lp") for n in norms) else None
+    asked = _check_outputs(outputs, word_prob, scorer.kind, level)
 
     causal = scorer.kind == "causal"
     identity = model_identity(scorer)
@@ -208,10 +215,12 @@ def score_file(
         **({"norm": list(norms), "unigram": uni.describe() if uni is not None else None} if norms else {}),
         **({"context": context, "context_column": context_column, "sep": sep} if contexts is not None else {}),
         **words_meta(words, words_column, word_sep, mask_by),
+        **({"outputs": [n for n in asked if n != "word_correction"]} if set(asked) - {"word_correction"} else {}),
+        **({"word_prob": "bow"} if "word_correction" in asked else {}),
     }
     if resume and out_name is not None and meta_path(out_name).exists():  # the norms change the columns
         old = json.loads(meta_path(out_name).read_text())
-        settings = ("norm", "unigram", "context", "context_column", "sep", *WORDS_KEYS)
+        settings = ("norm", "unigram", "context", "context_column", "sep", *WORDS_KEYS, "outputs", "word_prob")
         check_resume(old, meta, settings, repr(out_name))
     n = len(table.rows)
     writer: ResumableWriter | StreamWriter
@@ -236,6 +245,8 @@ def score_file(
             if contexts is not None:
                 kwargs.update(context=contexts[lo:hi], sep=sep)
             kwargs.update(words=as_words(given_words, lo, hi), word_sep=word_sep, mask_by=mask_by)
+            if asked:
+                kwargs.update(outputs=[n for n in asked if n != "word_correction"], word_prob=word_prob)
             try:
                 results = scorer.score(texts, progress=False, long=long, **kwargs)
             except NonFiniteError as e:  # name the input line, not the position within the chunk
@@ -263,6 +274,19 @@ def score_file(
         seconds=seconds,
         metrics=chosen,
     )
+
+
+def _check_outputs(outputs: Sequence[str], word_prob: str | None, kind: str, level: str) -> tuple[str, ...]:
+    """What the scorer must fill (:func:`pllscore.scoring.outputs.check_outputs`), refused at a level without it."""
+    from pllscore.scoring.outputs import check_outputs
+
+    asked = check_outputs(outputs, word_prob, kind)
+    per_token = [n for n in asked if n != "word_correction"]
+    if per_token and level == "sentence":
+        raise InputError(f"--{per_token[0]} is a per-token output; use --level token or word")
+    if "word_correction" in asked and level != "word":
+        raise InputError("--word-prob bow changes word scores only (tokens and totals are unchanged); use --level word")
+    return asked
 
 
 def _input_fingerprint(input: Any, table: InputTable) -> str | None:

@@ -22,7 +22,9 @@ from pllscore.plan.align import Span
 from pllscore.plan.masks import build_plan
 from pllscore.results import Results
 from pllscore.scoring.base import Scorer, Words
+from pllscore.scoring.bow import BowTokens, bow_adjust
 from pllscore.scoring.encoding import check_texts, targets
+from pllscore.scoring.outputs import check_outputs, wants_for
 from pllscore.scoring.stitching import CausalWork, MaskedWork, causal_values
 
 __all__ = ["CausalScorer", "MaskedScorer", "Scorer", "as_scorer", "load", "score"]
@@ -61,6 +63,8 @@ class MaskedScorer(Scorer):
         words: Words | None = None,
         word_sep: str = " ",
         mask_by: str | None = None,
+        outputs: Sequence[str] = (),
+        word_prob: str | None = None,
     ) -> Results:
         """Score texts under one or more PLL metrics.
 
@@ -90,11 +94,16 @@ class MaskedScorer(Scorer):
                 ``"tokenizer"`` (default, the paper's definition: the tokenizer's words) or ``"words"``
                 (the user's words: word-l2r masks the target and the later tokens of its user word,
                 whole-word the whole user word).
+            outputs: per-token outputs besides the log-probability: ``"entropy"`` (nats) of the
+                model's distribution at the masked position and ``"rank"`` of the original token
+                there, under each metric (see :mod:`pllscore.scoring.outputs`).
+            word_prob: ``"sum"`` (default); ``"bow"`` is for causal LMs and is refused here.
 
         Returns:
             One :class:`SentenceScore` per (metric, text), metric-major. Scores are in nats.
         """
         metrics = self.metric if metric is None else resolve_metrics(metric)
+        asked = check_outputs(outputs, word_prob, self.kind)
         items = check_texts(texts)
         if not items:
             return Results()
@@ -104,13 +113,18 @@ class MaskedScorer(Scorer):
         keeps = targets(encoded, spans)
         work = MaskedWork.build(encoded, keeps, self.max_length)
         plan = build_plan(work.sequences, work.alignments, metrics)
-        reads = self.engine.run(plan, max_tokens=self.max_tokens, progress=progress)
+        if asked:
+            got = self.engine.run_outputs(plan, wants_for(asked), max_tokens=self.max_tokens, progress=progress)
+            reads = got["logprob"]
+        else:
+            reads = self.engine.run(plan, max_tokens=self.max_tokens, progress=progress)
         results = []
         for k, m in enumerate(metrics):
             for i, e in enumerate(encoded):
                 values = work.values(plan, reads, k, i)
                 self._check_finite(i, values, keeps[i])
-                results.append(self._result(i, items[i], e, m, values))
+                extra = {n: work.values(plan, got[n], k, i) for n in asked}
+                results.append(self._result(i, items[i], e, m, values, **extra))
         return Results(tuple(results))
 
     def _encoding(self) -> tuple[bool, int | None]:
@@ -163,6 +177,8 @@ class CausalScorer(Scorer):
         words: Words | None = None,
         word_sep: str = " ",
         mask_by: str | None = None,
+        outputs: Sequence[str] = (),
+        word_prob: str | None = None,
     ) -> Results:
         """Score texts by their log-likelihood (nats); ``metric`` must be left out (or ``"causal"``).
 
@@ -175,12 +191,17 @@ class CausalScorer(Scorer):
         ``words`` and ``word_sep`` say what the results call words, as for :meth:`MaskedScorer.score`
         (``"whitespace"``: the words of reading-time studies); ``mask_by`` is accepted and does nothing
         (a causal LM masks nothing).
+        ``outputs``: ``"entropy"`` and/or ``"rank"`` per token (:mod:`pllscore.scoring.outputs`).
+        ``word_prob="bow"`` corrects word scores for a word-beginning-marking tokenizer
+        (:mod:`pllscore.scoring.bow`); token scores and totals are unchanged.
         """
         if metric not in (None, "causal"):
             raise InputError(
                 f"metric {metric!r} is a masked-LM (PLL) metric; a causal LM's score is its log-likelihood, "
                 "so leave metric out"
             )
+        asked = check_outputs(outputs, word_prob, self.kind)
+        bow = self._bow_tokens() if "word_correction" in asked else None
         items = check_texts(texts)
         if not items:
             return Results()
@@ -189,17 +210,32 @@ class CausalScorer(Scorer):
         )
         keeps = targets(encoded, spans)
         work = CausalWork.build(encoded, self.max_length, self.stride)
-        runs = self.engine.run(work.sequences, max_tokens=self.max_tokens, progress=progress)
+        if asked:
+            wants = wants_for(asked, None if bow is None else bow.end_mask())
+            run_kw: dict[str, Any] = {"max_tokens": self.max_tokens, "progress": progress}
+            per_text = list(work.outputs(self.engine.run_outputs(work.sequences, wants, **run_kw)))
+        else:
+            runs = self.engine.run(work.sequences, max_tokens=self.max_tokens, progress=progress)
+            per_text = [{"logprob": lp} for lp in work.logprobs(runs)]
         results = []
-        for i, (e, lp) in enumerate(zip(encoded, work.logprobs(runs))):
-            values, read = causal_values(e, lp)
+        for i, (e, out) in enumerate(zip(encoded, per_text)):
+            values, read = causal_values(e, out["logprob"])
             if keeps[i] is not None:
                 read = read & keeps[i]
             self._check_finite(i, values, read)
             if keeps[i] is not None:
                 values = np.where(keeps[i], values, np.nan)
-            results.append(self._result(i, items[i], e, "causal", values))
+            extra = {n: np.where(np.isnan(values), np.nan, causal_values(e, out[n])[0]) for n in asked if n in out}
+            if bow is not None:
+                adjust = bow_adjust(e.ids, e.alignment.positions, e.lead, e.trail, out["set"], bow)
+                extra["word_correction"] = np.where(np.isnan(values), np.nan, adjust)
+            results.append(self._result(i, items[i], e, "causal", values, **extra))
         return Results(tuple(results))
+
+    def _bow_tokens(self) -> BowTokens:
+        if getattr(self, "_bow", None) is None:
+            self._bow = BowTokens(self.tokenizer, self._vocab_size, self.name)
+        return self._bow
 
     def _encoding(self) -> tuple[bool, int | None]:
         return self._adds_bos, self._prefix
@@ -281,10 +317,20 @@ def score(
     words: Words | None = None,
     word_sep: str = " ",
     mask_by: str | None = None,
+    outputs: Sequence[str] = (),
+    word_prob: str | None = None,
     **load_kwargs: Any,
 ) -> Results:
-    """One call: load ``model`` (unless it is already a scorer) and score ``texts`` (given ``context``, with
-    ``words``, ``word_sep`` and ``mask_by`` as :meth:`MaskedScorer.score` takes them)."""
+    """One call: load ``model`` (unless it is already a scorer) and score ``texts``; the options are those of
+    :meth:`MaskedScorer.score` and :meth:`CausalScorer.score`."""
     return as_scorer(model, **load_kwargs).score(  # type: ignore[call-arg]
-        texts, metric=metric, context=context, sep=sep, words=words, word_sep=word_sep, mask_by=mask_by
+        texts,
+        metric=metric,
+        context=context,
+        sep=sep,
+        words=words,
+        word_sep=word_sep,
+        mask_by=mask_by,
+        outputs=outputs,
+        word_prob=word_prob,
     )

@@ -55,6 +55,13 @@ def score_command(
     mask_by: str = typer.Option(
         "tokenizer", "--mask-by", help="word-l2r/whole-word mask: tokenizer words (default) or the user's words."
     ),
+    entropy: bool = typer.Option(
+        False, "--entropy", help="Also write <metric>_entropy: the entropy (nats, or bits with --base 2) per token."
+    ),
+    rank: bool = typer.Option(False, "--rank", help="Also write <metric>_rank: each token's rank (1: the top choice)."),
+    word_prob: str = typer.Option(
+        "sum", "--word-prob", help="Word scores: sum of tokens, or bow (corrected for Ġ/▁ tokenizers; causal LMs)."
+    ),
     device: str = typer.Option("auto", "--device", help="auto, cpu, cuda, cuda:1 or mps."),
     dtype: str | None = typer.Option(None, "--dtype", help="float32 (default, exact), bfloat16 or float16."),
     max_tokens: int | None = typer.Option(None, "--max-tokens", help="Padded tokens per batch."),
@@ -88,6 +95,7 @@ def score_command(
     norms = dict(norm=norm or None, unigram=unigram, unigram_corpus=unigram_corpus)
     contexts = dict(context=context, context_column=context_column, sep=sep)
     user_words = dict(words=words, words_column=words_column, word_sep=word_sep, mask_by=mask_by)
+    extras = dict(outputs=[n for n, on in (("entropy", entropy), ("rank", rank)) if on], word_prob=word_prob)
     if engine == "ray":
         from pllscore.distributed.ray import score_dataset
 
@@ -97,6 +105,8 @@ def score_command(
             raise InputError("--context and --context-column are not supported with --engine ray yet; score locally")
         if words != "tokenizer" or words_column is not None or mask_by != "tokenizer":
             raise InputError("--words, --words-column and --mask-by are not supported with --engine ray yet")
+        if entropy or rank or word_prob != "sum":
+            raise InputError("--entropy, --rank and --word-prob are not supported with --engine ray yet; score locally")
 
         if input is None or output is None:
             raise InputError("--engine ray needs INPUT (files, a folder or a glob) and -o OUT_DIR")
@@ -120,6 +130,7 @@ def score_command(
         **norms,  # type: ignore[arg-type]
         **contexts,  # type: ignore[arg-type]
         **user_words,  # type: ignore[arg-type]
+        **extras,  # type: ignore[arg-type]
     )
     if not quiet:
         typer.echo(summary.line(), err=True)

@@ -10,7 +10,7 @@ import torch
 
 from pllscore.engine.executor import precision, run_batches
 from pllscore.engine.heads import split_causal_lm
-from pllscore.engine.readout import pick_logprobs, read_logprobs
+from pllscore.engine.readout import Wants, pick_logprobs, pick_outputs, read_logprobs, read_outputs
 
 __all__ = ["CausalEngine"]
 
@@ -45,7 +45,28 @@ class CausalEngine:
             run_batches(lengths, max_tokens, run_one, progress=progress, desc="sentences", unit="text")
         return out
 
-    def _run_batch(self, seqs: list[np.ndarray]) -> list[np.ndarray]:
+    def run_outputs(
+        self, sequences: Sequence[Sequence[int]], wants: Wants, *, max_tokens: int, progress: bool | None = None
+    ) -> list[dict[str, np.ndarray]]:
+        """Per sequence, ``logprob`` as :meth:`run` gives it and the outputs ``wants`` asks for (float64).
+
+        ``entropy`` and ``rank`` are those of the distribution that scores token i (i = 1 .. n-1);
+        ``set`` is log P(next token in the set) at every position 0 .. n-1, the last one included
+        (the distribution after the whole sequence).
+        """
+        seqs = [np.asarray(s, dtype=np.int64) for s in sequences]
+        out: list[dict[str, np.ndarray]] = [{}] * len(seqs)
+
+        def run_one(batch: np.ndarray) -> None:
+            for i, values in zip(batch, self._run_batch([seqs[i] for i in batch], wants)):
+                out[i] = values
+
+        with torch.inference_mode(), precision(self.device, self.autocast):
+            lengths = np.array([len(s) for s in seqs], dtype=np.int64)
+            run_batches(lengths, max_tokens, run_one, progress=progress, desc="sentences", unit="text")
+        return out
+
+    def _run_batch(self, seqs: list[np.ndarray], wants: Wants | None = None) -> list[Any]:
         lengths = np.array([len(s) for s in seqs], dtype=np.int64)
         ids = np.full((len(seqs), int(lengths.max())), self.pad_token_id, dtype=np.int64)
         for row, s in enumerate(seqs):
@@ -53,6 +74,8 @@ class CausalEngine:
         cols = np.arange(ids.shape[1])
         attention = (cols[None, :] < lengths[:, None]).astype(np.int64)
         predicts = cols[None, :-1] < (lengths[:, None] - 1)  # position j predicts token j + 1
+        if wants is not None and wants.any:
+            return self._outputs_batch(ids, lengths, attention, wants)
         dev = self.device
         t_ids, t_att = torch.from_numpy(ids).to(dev), torch.from_numpy(attention).to(dev)
         t_pred = torch.from_numpy(predicts).to(dev)
@@ -66,3 +89,28 @@ class CausalEngine:
             lp = pick_logprobs(logits[:, :-1][t_pred], targets)
         flat = lp.double().cpu().numpy()
         return np.split(flat, np.cumsum(lengths - 1)[:-1])
+
+    def _outputs_batch(
+        self, ids: np.ndarray, lengths: np.ndarray, attention: np.ndarray, wants: Wants
+    ) -> list[dict[str, np.ndarray]]:
+        # every position is read, the last one too (its ``set`` is the distribution after the
+        # sequence); its target is a placeholder and its logprob, entropy and rank are dropped
+        cols = np.arange(ids.shape[1])
+        reads = cols[None, :] < lengths[:, None]
+        shifted = np.concatenate([ids[:, 1:], np.zeros((len(ids), 1), dtype=np.int64)], axis=1)
+        dev = self.device
+        t_ids, t_att = torch.from_numpy(ids).to(dev), torch.from_numpy(attention).to(dev)
+        t_reads = torch.from_numpy(reads).to(dev)
+        targets = torch.from_numpy(shifted).to(dev)[t_reads]
+        kw = wants.kwargs(dev)
+        if self.parts is not None:
+            decoder, head = self.parts
+            hidden = decoder(input_ids=t_ids, attention_mask=t_att)[0]
+            got = read_outputs(head, hidden[t_reads], targets, self.vocab_size, **kw)
+        else:
+            logits = self.model(input_ids=t_ids, attention_mask=t_att).logits
+            got = pick_outputs(logits[t_reads], targets, **kw)
+        flat = {k: v.double().cpu().numpy() for k, v in got.items()}
+        bounds = np.cumsum(lengths)[:-1]
+        split = {k: np.split(v, bounds) for k, v in flat.items()}
+        return [{k: (v[row] if k == "set" else v[row][:-1]) for k, v in split.items()} for row in range(len(lengths))]

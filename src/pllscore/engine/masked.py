@@ -15,7 +15,7 @@ import torch
 from pllscore.engine.executor import precision, run_batches
 from pllscore.engine.heads import split_masked_lm
 from pllscore.engine.last_layer import TargetRowsLastLayer
-from pllscore.engine.readout import pick_logprobs, read_logprobs
+from pllscore.engine.readout import Wants, pick_logprobs, pick_outputs, read_logprobs, read_outputs
 from pllscore.errors import ModelError
 from pllscore.plan.masks import MaskPlan
 
@@ -49,18 +49,29 @@ class MaskedEngine:
 
     def run(self, plan: MaskPlan, *, max_tokens: int, progress: bool | None = None) -> np.ndarray:
         """Log-probability (nats, float64) of every read of ``plan``, in read order."""
-        out = np.full(plan.n_reads, np.nan, dtype=np.float64)
+        return self.run_outputs(plan, Wants(), max_tokens=max_tokens, progress=progress)["logprob"]
+
+    def run_outputs(
+        self, plan: MaskPlan, wants: Wants, *, max_tokens: int, progress: bool | None = None
+    ) -> dict[str, np.ndarray]:
+        """Per read of ``plan`` (read order), ``logprob`` and what ``wants`` asks for (entropy and rank of
+        the distribution at the masked position), float64."""
+        names = ["logprob"] + [n for n in ("entropy", "rank") if getattr(wants, n)]
+        out = {n: np.full(plan.n_reads, np.nan, dtype=np.float64) for n in names}
         seqs = [np.asarray(s, dtype=np.int64) for s in plan.sequences]
 
         def run_one(copies: np.ndarray) -> None:
-            reads, lp = self._run_batch(plan, seqs, copies)
-            out[reads] = lp
+            reads, got = self._run_batch(plan, seqs, copies, wants)
+            for n in names:
+                out[n][reads] = got[n]
 
         with torch.inference_mode(), precision(self.device, self.autocast):
             run_batches(plan.copy_lengths(), max_tokens, run_one, progress=progress, desc="masked copies")
         return out
 
-    def _run_batch(self, plan: MaskPlan, seqs: list[np.ndarray], copies: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def _run_batch(
+        self, plan: MaskPlan, seqs: list[np.ndarray], copies: np.ndarray, wants: Wants
+    ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
         lengths = np.array([len(seqs[plan.copy_seq[c]]) for c in copies], dtype=np.int64)
         ids = np.full((len(copies), int(lengths.max())), self.pad_token_id, dtype=np.int64)
         for row, c in enumerate(copies):
@@ -84,8 +95,14 @@ class MaskedEngine:
                 at_reads = self.last_layer(t_ids, t_att, t_rows, t_pos)
             else:
                 at_reads = encoder(input_ids=t_ids, attention_mask=t_att)[0][t_rows, t_pos]
-            lp = read_logprobs(head, at_reads, t_tgt, self.vocab_size)
+            if wants.any:
+                got = read_outputs(head, at_reads, t_tgt, self.vocab_size, **wants.kwargs(dev))
+            else:
+                got = {"logprob": read_logprobs(head, at_reads, t_tgt, self.vocab_size)}
         else:
             logits = self.model(input_ids=t_ids, attention_mask=t_att).logits
-            lp = pick_logprobs(logits[t_rows, t_pos], t_tgt)
-        return reads, lp.double().cpu().numpy()
+            if wants.any:
+                got = pick_outputs(logits[t_rows, t_pos], t_tgt, **wants.kwargs(dev))
+            else:
+                got = {"logprob": pick_logprobs(logits[t_rows, t_pos], t_tgt)}
+        return reads, {k: v.double().cpu().numpy() for k, v in got.items()}

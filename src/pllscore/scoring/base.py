@@ -194,7 +194,10 @@ class Scorer:
             dtype = self.dtype if self.dtype != torch.float32 else weights
             raise NonFiniteError(index, float(checked[bad][0]), str(dtype).removeprefix("torch."))
 
-    def _result(self, index: int, text: str, enc: Encoded, metric: str, logprobs: np.ndarray) -> SentenceScore:
+    def _result(
+        self, index: int, text: str, enc: Encoded, metric: str, logprobs: np.ndarray, **extra: np.ndarray
+    ) -> SentenceScore:
+        """The :class:`SentenceScore`; ``extra``: optional per-token arrays (entropy, rank, word_correction)."""
         al = enc.reported
         return SentenceScore(
             index=index,
@@ -206,4 +209,5 @@ class Scorer:
             word_index=np.asarray(al.word_of, dtype=np.int64),
             word_spans=al.word_spans,
             logprobs=np.asarray(logprobs, dtype=np.float64),
+            **{k: np.asarray(v, dtype=np.float64) for k, v in extra.items()},
         )

@@ -122,16 +122,34 @@ class CausalWork:
         """Per text, ``lp`` with ``lp[j]`` the log-probability of position ``j + 1``, from the engine's runs."""
         it = iter(runs)
         for e, ws in zip(self.encoded, self.windows):
-            lp = np.full(max(len(e.ids) - 1, 0), np.nan)
-            for b, end, first in ws:
-                lp[first - 1 : end - 1] = next(it)[first - b - 1 : end - b - 1]
-            yield lp
+            yield _stitch(len(e.ids), ws, [next(it) for _ in ws])
+
+    def outputs(self, runs: Sequence[dict[str, np.ndarray]]) -> Iterator[dict[str, np.ndarray]]:
+        """Per text, every output of :meth:`~pllscore.engine.causal.CausalEngine.run_outputs` stitched as
+        :meth:`logprobs` stitches ``logprob``: ``[j]`` is read at position ``j`` (predicting ``j + 1``) in
+        the window that scores ``j + 1``. ``set`` has one value more, the distribution after the last
+        token, read from the last window."""
+        it = iter(runs)
+        for e, ws in zip(self.encoded, self.windows):
+            mine = [next(it) for _ in ws]
+            out = {k: _stitch(len(e.ids), ws, [r[k][: len(r["logprob"])] for r in mine]) for k in mine[0]}
+            if "set" in out:
+                out["set"] = np.append(out["set"], mine[-1]["set"][-1])
+            yield out
+
+
+def _stitch(n: int, ws: list[tuple[int, int, int]], runs: list[np.ndarray]) -> np.ndarray:
+    lp = np.full(max(n - 1, 0), np.nan)
+    for (b, end, first), run in zip(ws, runs):
+        lp[first - 1 : end - 1] = run[first - b - 1 : end - b - 1]
+    return lp
 
 
 def causal_values(e: Encoded, lp: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Per scored position of ``e``, its score from ``lp`` and whether it has context.
 
-    Position 0 has no context: it is NaN and not read.
+    Position 0 has no context: it is NaN and not read. Any output stitched like ``lp`` (entropy,
+    rank) maps to the scored positions the same way.
     """
     pos = np.asarray(e.alignment.positions)
     values = np.where(pos > 0, lp[np.maximum(pos - 1, 0)] if len(lp) else np.nan, np.nan)
