@@ -112,10 +112,18 @@ class CausalScorer(Scorer):
     kind: Kind = "causal"
 
     def __init__(
-        self, model: Any, tokenizer: Any, *, bos: bool = True, stride: int | None = None, **kwargs: Any
+        self,
+        model: Any,
+        tokenizer: Any,
+        *,
+        bos: bool = True,
+        stride: int | None = None,
+        share_prefixes: bool = True,
+        **kwargs: Any,
     ) -> None:
         super().__init__(model, tokenizer, **kwargs)
         self.bos = bool(bos)
+        self.share_prefixes = bool(share_prefixes)
         limit = self.max_length or 0
         self.stride = stride if stride is not None else max(limit // 2, 1)
         if limit and not 1 <= self.stride < limit:
@@ -131,7 +139,11 @@ class CausalScorer(Scorer):
             self._adds_bos = auto[:1] == [start] and plain[:1] != [start]
             self._prefix = None if self._adds_bos else start
         self.engine = CausalEngine(
-            model, pad_token_id=self._pad_id, vocab_size=self._vocab_size, autocast=self._autocast
+            model,
+            pad_token_id=self._pad_id,
+            vocab_size=self._vocab_size,
+            autocast=self._autocast,
+            share_prefixes=self.share_prefixes,
         )
 
     def score(
@@ -194,6 +206,7 @@ def load(
     bos: bool = True,
     long: str = "error",
     stride: int | None = None,
+    share_prefixes: bool = True,
 ) -> MaskedScorer | CausalScorer:
     """Load a model by Hub name or local folder and return the scorer for its kind.
 
@@ -211,6 +224,8 @@ def load(
         bos: whether a causal scorer conditions the first token on BOS.
         long: ``"error"`` refuses texts longer than the model allows; ``"window"`` scores them in windows.
         stride: a causal scorer's window step in ``"window"`` mode (default: half the model's length).
+        share_prefixes: a causal scorer computes each distinct prefix of a batch's texts once (prefix
+            trees), where the model family supports it exactly; ``False`` runs every text in full.
     """
     loaded = load_pretrained(
         name_or_path, device=device, dtype=dtype, revision=revision, kind=kind, trust_remote_code=trust_remote_code
@@ -224,7 +239,7 @@ def load(
     }
     if loaded.kind == "masked":
         return MaskedScorer(loaded.model, loaded.tokenizer, metric=metric, **common)
-    return CausalScorer(loaded.model, loaded.tokenizer, bos=bos, stride=stride, **common)
+    return CausalScorer(loaded.model, loaded.tokenizer, bos=bos, stride=stride, share_prefixes=share_prefixes, **common)
 
 
 def as_scorer(

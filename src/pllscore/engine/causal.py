@@ -10,6 +10,7 @@ import torch
 
 from pllscore.engine.executor import precision, run_batches
 from pllscore.engine.heads import split_causal_lm
+from pllscore.engine.prefix_tree import run_trees, supports_trees
 from pllscore.engine.readout import pick_logprobs, read_logprobs
 
 __all__ = ["CausalEngine"]
@@ -18,8 +19,18 @@ __all__ = ["CausalEngine"]
 class CausalEngine:
     """Scores token sequences with one causal LM."""
 
-    def __init__(self, model: Any, *, pad_token_id: int, vocab_size: int, autocast: torch.dtype | None = None) -> None:
+    def __init__(
+        self,
+        model: Any,
+        *,
+        pad_token_id: int,
+        vocab_size: int,
+        autocast: torch.dtype | None = None,
+        share_prefixes: bool = True,
+    ) -> None:
         self.model = model
+        # run shared prefixes once (prefix trees) where the model supports it exactly
+        self.share_prefixes = share_prefixes
         self.pad_token_id = pad_token_id
         self.vocab_size = vocab_size
         self.autocast = autocast  # None: float32, exact
@@ -41,6 +52,8 @@ class CausalEngine:
                 out[i] = lp
 
         with torch.inference_mode(), precision(self.device, self.autocast):
+            if self.share_prefixes and supports_trees(self.model, seqs):
+                return run_trees(self, seqs, max_tokens=max_tokens, progress=progress)
             lengths = np.array([len(s) for s in seqs], dtype=np.int64)
             run_batches(lengths, max_tokens, run_one, progress=progress, desc="sentences", unit="text")
         return out
