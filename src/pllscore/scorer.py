@@ -207,6 +207,7 @@ def load(
     long: str = "error",
     stride: int | None = None,
     share_prefixes: bool = True,
+    compile: bool = False,
 ) -> MaskedScorer | CausalScorer:
     """Load a model by Hub name or local folder and return the scorer for its kind.
 
@@ -226,6 +227,8 @@ def load(
         stride: a causal scorer's window step in ``"window"`` mode (default: half the model's length).
         share_prefixes: a causal scorer computes each distinct prefix of a batch's texts once (prefix
             trees), where the model family supports it exactly; ``False`` runs every text in full.
+        compile: ``torch.compile`` the model's layers (opt-in: tens of seconds to compile, pays on
+            long runs; see BENCHMARKS.md).
     """
     loaded = load_pretrained(
         name_or_path, device=device, dtype=dtype, revision=revision, kind=kind, trust_remote_code=trust_remote_code
@@ -236,6 +239,7 @@ def load(
         "max_tokens": max_tokens,
         "long": long,
         "dtype": dtype,
+        "compile": compile,
     }
     if loaded.kind == "masked":
         return MaskedScorer(loaded.model, loaded.tokenizer, metric=metric, **common)

@@ -131,3 +131,21 @@ def test_windows_and_contexts_equal_the_plain_pass(causal_models, family):
     shared = CausalScorer(model, tok, max_tokens=100).score(texts, **kwargs)
     for p, s in zip(plain, shared):
         np.testing.assert_allclose(s.logprobs, p.logprobs, atol=1e-5, rtol=0, equal_nan=True)
+
+
+def test_gemma3_head_is_split_only_without_soft_capping():
+    from pllscore.engine.heads import split_causal_lm
+
+    model = _tiny("gemma3", 50)
+    assert split_causal_lm(model) is not None
+    seqs = [[1, 3, 4, 5], [1, 3, 9, 6, 7], [2]]
+    split = CausalEngine(model, pad_token_id=0, vocab_size=50, share_prefixes=False)
+    full = CausalEngine(model, pad_token_id=0, vocab_size=50, share_prefixes=False)
+    full.parts = None  # logits from the whole model's forward
+    for a, b in zip(split.run(seqs, max_tokens=64), full.run(seqs, max_tokens=64)):
+        np.testing.assert_allclose(a, b, atol=1e-5, rtol=0)
+    model.config.final_logit_softcapping = 30.0
+    try:
+        assert split_causal_lm(model) is None
+    finally:
+        model.config.final_logit_softcapping = None
