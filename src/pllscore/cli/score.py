@@ -6,6 +6,7 @@ from pathlib import Path
 
 import typer
 
+from pllscore.cli.evaluate import _COMPILE, _SHARE
 from pllscore.metrics import DEFAULT_METRIC
 
 
@@ -48,6 +49,8 @@ def score_command(
     device: str = typer.Option("auto", "--device", help="auto, cpu, cuda, cuda:1 or mps."),
     dtype: str | None = typer.Option(None, "--dtype", help="float32 (default, exact), bfloat16 or float16."),
     max_tokens: int | None = typer.Option(None, "--max-tokens", help="Padded tokens per batch."),
+    compile: bool = typer.Option(False, "--compile", help=_COMPILE),
+    share_prefixes: bool = typer.Option(True, "--share-prefixes/--no-share-prefixes", help=_SHARE),
     resume: bool = typer.Option(False, "--resume", help="Continue an interrupted run into the same output."),
     force: bool = typer.Option(False, "--force", help="Overwrite an existing output."),
     skip_empty: bool = typer.Option(False, "--skip-empty", help="Skip empty lines instead of failing."),
@@ -77,6 +80,7 @@ def score_command(
     )  # fmt: skip
     norms = dict(norm=norm or None, unigram=unigram, unigram_corpus=unigram_corpus)
     contexts = dict(context=context, context_column=context_column, sep=sep)
+    speed = dict(compile=compile, share_prefixes=share_prefixes)
     if engine == "ray":
         from pllscore.distributed.ray import score_dataset
 
@@ -85,6 +89,8 @@ def score_command(
         if context is not None or context_column is not None:
             raise InputError("--context and --context-column are not supported with --engine ray yet; score locally")
 
+        if compile or not share_prefixes:
+            raise InputError("--compile and --no-share-prefixes are not supported with --engine ray yet; score locally")
         if input is None or output is None:
             raise InputError("--engine ray needs INPUT (files, a folder or a glob) and -o OUT_DIR")
         ray_summary = score_dataset(
@@ -106,6 +112,7 @@ def score_command(
         **common,  # type: ignore[arg-type]
         **norms,  # type: ignore[arg-type]
         **contexts,  # type: ignore[arg-type]
+        **speed,  # type: ignore[arg-type]
     )
     if not quiet:
         typer.echo(summary.line(), err=True)
