@@ -72,10 +72,11 @@ class CausalEngine:
         targets = t_ids[:, 1:][t_pred]
         if self.parts is not None:
             decoder, head = self.parts
-            hidden = decoder(input_ids=t_ids, attention_mask=t_att)[0]
+            # use_cache=False: a key/value cache would only copy every layer's keys and values
+            hidden = decoder(input_ids=t_ids, attention_mask=t_att, use_cache=False)[0]
             lp = read_logprobs(head, hidden[:, :-1][t_pred], targets, self.vocab_size)
         else:
-            logits = self.model(input_ids=t_ids, attention_mask=t_att).logits
+            logits = self.model(input_ids=t_ids, attention_mask=t_att, use_cache=False).logits
             lp = pick_logprobs(logits[:, :-1][t_pred], targets)
         flat = lp.double().cpu().numpy()
         return np.split(flat, np.cumsum(lengths - 1)[:-1])

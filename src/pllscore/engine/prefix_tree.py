@@ -97,10 +97,10 @@ def _run_rows(engine: Any, rows: list[TreeRow]) -> list[np.ndarray]:
     targets = t_ids[t_rb, t_child]
     if engine.parts is not None:
         decoder, head = engine.parts
-        hidden = decoder(input_ids=t_ids, attention_mask=mask, position_ids=t_pos)[0]
+        hidden = decoder(input_ids=t_ids, attention_mask=mask, position_ids=t_pos, use_cache=False)[0]
         lp = read_logprobs(head, hidden[t_rb, t_parent], targets, engine.vocab_size)
     else:
-        logits = engine.model(input_ids=t_ids, attention_mask=mask, position_ids=t_pos).logits
+        logits = engine.model(input_ids=t_ids, attention_mask=mask, position_ids=t_pos, use_cache=False).logits
         lp = pick_logprobs(logits[t_rb, t_parent], targets)
     flat = lp.double().cpu().numpy()
     result = []
