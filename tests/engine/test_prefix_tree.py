@@ -13,8 +13,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pllscore import CausalScorer
+from pllscore.engine import prefix_tree
 from pllscore.engine.causal import CausalEngine
-from pllscore.engine.prefix_tree import supports_trees
+from pllscore.engine.prefix_tree import plan_trees, supports_trees
 from tests import oracle
 from tests import tokenizers_fixtures as tf
 
@@ -53,6 +54,21 @@ def _tiny(kind: str, vocab: int, attn: str = "sdpa"):
         model = Qwen2ForCausalLM(cfg)
     model.config._attn_implementation = attn
     return model.eval()
+
+
+@pytest.fixture(autouse=True)
+def _always_trees(monkeypatch):
+    """Trees even where they would save little, so that every example runs the tree path."""
+    monkeypatch.setattr(prefix_tree, "MIN_SAVING", -1.0)
+
+
+def test_trees_only_when_they_save_enough(monkeypatch):
+    monkeypatch.setattr(prefix_tree, "MIN_SAVING", 0.1)
+    apart = [np.array([1, 2, 3]), np.array([4, 5, 6])]
+    alike = [np.array([1, 2, 3, 4, 5]), np.array([1, 2, 3, 4, 6])]  # 6 nodes for 10 tokens
+    assert plan_trees(apart, 100) is None
+    rows = plan_trees(alike, 100)
+    assert rows is not None and sum(r.size for r in rows) == 6
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,7 @@ import torch
 
 from pllscore.engine.executor import precision, run_batches
 from pllscore.engine.heads import split_causal_lm
-from pllscore.engine.prefix_tree import run_trees, supports_trees
+from pllscore.engine.prefix_tree import plan_trees, run_trees, supports_trees
 from pllscore.engine.readout import pick_logprobs, read_logprobs
 
 __all__ = ["CausalEngine"]
@@ -52,8 +52,9 @@ class CausalEngine:
                 out[i] = lp
 
         with torch.inference_mode(), precision(self.device, self.autocast):
-            if self.share_prefixes and supports_trees(self.model, seqs):
-                return run_trees(self, seqs, max_tokens=max_tokens, progress=progress)
+            rows = plan_trees(seqs, max_tokens) if self.share_prefixes and supports_trees(self.model, seqs) else None
+            if rows is not None:
+                return run_trees(self, seqs, rows, max_tokens=max_tokens, progress=progress)
             lengths = np.array([len(s) for s in seqs], dtype=np.int64)
             run_batches(lengths, max_tokens, run_one, progress=progress, desc="sentences", unit="text")
         return out

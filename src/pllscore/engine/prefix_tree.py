@@ -23,13 +23,16 @@ from pllscore.engine.executor import run_batches
 from pllscore.engine.readout import pick_logprobs, read_logprobs
 from pllscore.plan.prefixes import TreeRow, ancestor_mask, pack_trees
 
-__all__ = ["TREE_TYPES", "run_trees", "supports_trees"]
+__all__ = ["TREE_TYPES", "plan_trees", "run_trees", "supports_trees"]
 
 # families whose decoder uses a given 4D mask and position ids as is (transformers' masking_utils)
 TREE_TYPES = {"gpt2", "llama", "mistral", "qwen2", "qwen3", "gemma3_text"}
 # nodes per row: attention costs rows x capacity^2, so rows are kept short; a whole batch still
 # holds max_tokens nodes. 128-256 were equally fast for BLiMP on SmolLM2 (BENCHMARKS.md).
 ROW_CAPACITY = 192
+# below this saving (nodes vs tokens) the plain pass runs: its causal mask needs no mask tensor,
+# which matters for long texts on a GPU (flash attention takes no custom mask)
+MIN_SAVING = 0.1
 
 
 def supports_trees(model: Any, sequences: Sequence[np.ndarray]) -> bool:
@@ -44,11 +47,17 @@ def supports_trees(model: Any, sequences: Sequence[np.ndarray]) -> bool:
     return not (window and longest > window)
 
 
+def plan_trees(seqs: list[np.ndarray], max_tokens: int) -> list[TreeRow] | None:
+    """Rows of prefix trees for ``seqs``, or None when they would save less than :data:`MIN_SAVING`."""
+    rows = pack_trees(seqs, max(1, min(ROW_CAPACITY, max_tokens)))
+    tokens = sum(len(s) for s in seqs)
+    return rows if sum(r.size for r in rows) <= (1 - MIN_SAVING) * tokens else None
+
+
 def run_trees(
-    engine: Any, seqs: list[np.ndarray], *, max_tokens: int, progress: bool | None = None
+    engine: Any, seqs: list[np.ndarray], rows: list[TreeRow], *, max_tokens: int, progress: bool | None = None
 ) -> list[np.ndarray]:
     """Per sequence, ``log p(token_i | tokens_<i)`` for i = 1 .. n-1 (float64), as ``CausalEngine.run``."""
-    rows = pack_trees(seqs, max(1, min(ROW_CAPACITY, max_tokens)))
     out: list[np.ndarray] = [np.empty(0)] * len(seqs)
 
     def run_one(batch: np.ndarray) -> None:
