@@ -1,7 +1,7 @@
 """Prefix sharing (tree attention over each distinct prefix once) equals the plain pass to 1e-5.
 
 GPT-2 style (learned positions) and Llama style (RoPE) from the session fixtures, plus tiny
-Gemma-3 (sliding and global layers) and Qwen2 models; windows and contexts through the scorer.
+Gemma-3 (sliding and global layers), Qwen2, Qwen3 and Mistral models; windows and contexts through the scorer.
 """
 
 from __future__ import annotations
@@ -23,7 +23,16 @@ SETTINGS = settings(max_examples=12, deadline=None, suppress_health_check=[Healt
 
 
 def _tiny(kind: str, vocab: int, attn: str = "sdpa"):
-    from transformers import Gemma3ForCausalLM, Gemma3TextConfig, Qwen2Config, Qwen2ForCausalLM
+    from transformers import (
+        Gemma3ForCausalLM,
+        Gemma3TextConfig,
+        MistralConfig,
+        MistralForCausalLM,
+        Qwen2Config,
+        Qwen2ForCausalLM,
+        Qwen3Config,
+        Qwen3ForCausalLM,
+    )
 
     torch.manual_seed(0)
     if kind == "gemma3":
@@ -42,7 +51,12 @@ def _tiny(kind: str, vocab: int, attn: str = "sdpa"):
         )
         model = Gemma3ForCausalLM(cfg)
     else:
-        cfg = Qwen2Config(
+        config, causal_lm = {
+            "qwen2": (Qwen2Config, Qwen2ForCausalLM),
+            "qwen3": (Qwen3Config, Qwen3ForCausalLM),
+            "mistral": (MistralConfig, MistralForCausalLM),
+        }[kind]
+        cfg = config(
             vocab_size=vocab,
             hidden_size=32,
             intermediate_size=40,
@@ -51,7 +65,7 @@ def _tiny(kind: str, vocab: int, attn: str = "sdpa"):
             num_key_value_heads=1,
             max_position_embeddings=64,
         )
-        model = Qwen2ForCausalLM(cfg)
+        model = causal_lm(cfg)
     model.config._attn_implementation = attn
     return model.eval()
 
@@ -75,7 +89,8 @@ def test_trees_only_when_they_save_enough(monkeypatch):
 def engines(causal_models):
     out = {name: model for name, (model, _) in causal_models.items()}
     out["gemma3"] = _tiny("gemma3", 50)
-    out["qwen2"] = _tiny("qwen2", 50)
+    for kind in ("qwen2", "qwen3", "mistral"):
+        out[kind] = _tiny(kind, 50)
     return out
 
 
@@ -90,7 +105,7 @@ sequences = st.lists(
 )
 
 
-@pytest.mark.parametrize("family", ["gpt2-bpe", "llama-unigram", "gemma3", "qwen2"])
+@pytest.mark.parametrize("family", ["gpt2-bpe", "llama-unigram", "gemma3", "qwen2", "qwen3", "mistral"])
 @SETTINGS
 @given(seqs=sequences, budget=st.integers(12, 120))
 def test_shared_prefixes_equal_the_plain_pass(engines, family, seqs, budget):
