@@ -73,6 +73,8 @@ def score_file(
     device: str = "auto",
     dtype: str | None = None,
     max_tokens: int | None = None,
+    compile: bool = False,
+    share_prefixes: bool = True,
     resume: bool = False,
     force: bool = False,
     skip_empty: bool = False,
@@ -109,7 +111,8 @@ def score_file(
         id_column: a column copied to every output row (word and token levels keep only it).
         base: ``"e"`` (nats) or 2 (bits).
         surprisal: write negated scores.
-        device, dtype, max_tokens: passed to :func:`pllscore.load`.
+        device, dtype, max_tokens, compile, share_prefixes: passed to :func:`pllscore.load` (speed
+            settings: they do not change the numbers, so ``resume`` does not check them).
         resume: continue an existing output after its last finished chunk; refused when the input's
             content, the model (its files or revision) or a setting that changes numbers or rows differs.
         force: overwrite an existing output.
@@ -169,7 +172,16 @@ def score_file(
 
     contexts = _contexts(table, context, context_column)
     given_words = table_words(table, words, words_column, word_sep)
-    scorer = as_scorer(model, device=device, dtype=dtype, max_tokens=max_tokens, long=long, stride=stride)
+    scorer = as_scorer(
+        model,
+        device=device,
+        dtype=dtype,
+        max_tokens=max_tokens,
+        long=long,
+        stride=stride,
+        compile=compile,
+        share_prefixes=share_prefixes,
+    )
     if stride is not None and getattr(scorer, "stride", stride) != stride:
         raise InputError(
             f"the scorer given was loaded with stride={scorer.stride}, not {stride}; pass stride to pllscore.load"

@@ -142,10 +142,18 @@ class CausalScorer(Scorer):
     kind: Kind = "causal"
 
     def __init__(
-        self, model: Any, tokenizer: Any, *, bos: bool = True, stride: int | None = None, **kwargs: Any
+        self,
+        model: Any,
+        tokenizer: Any,
+        *,
+        bos: bool = True,
+        stride: int | None = None,
+        share_prefixes: bool = True,
+        **kwargs: Any,
     ) -> None:
         super().__init__(model, tokenizer, **kwargs)
         self.bos = bool(bos)
+        self.share_prefixes = bool(share_prefixes)
         limit = self.max_length or 0
         self.stride = stride if stride is not None else max(limit // 2, 1)
         if limit and not 1 <= self.stride < limit:
@@ -161,7 +169,11 @@ class CausalScorer(Scorer):
             self._adds_bos = auto[:1] == [start] and plain[:1] != [start]
             self._prefix = None if self._adds_bos else start
         self.engine = CausalEngine(
-            model, pad_token_id=self._pad_id, vocab_size=self._vocab_size, autocast=self._autocast
+            model,
+            pad_token_id=self._pad_id,
+            vocab_size=self._vocab_size,
+            autocast=self._autocast,
+            share_prefixes=self.share_prefixes,
         )
 
     def score(
@@ -256,6 +268,8 @@ def load(
     stride: int | None = None,
     words: str = "tokenizer",
     mask_by: str = "tokenizer",
+    share_prefixes: bool = True,
+    compile: bool = False,
 ) -> MaskedScorer | CausalScorer:
     """Load a model by Hub name or local folder and return the scorer for its kind.
 
@@ -275,6 +289,10 @@ def load(
         stride: a causal scorer's window step in ``"window"`` mode (default: half the model's length).
         words: the scorer's default words, ``"tokenizer"`` or ``"whitespace"`` (see :meth:`MaskedScorer.score`).
         mask_by: a masked scorer's default for what word-l2r and whole-word mask: ``"tokenizer"`` or ``"words"``.
+        share_prefixes: a causal scorer computes each distinct prefix of a batch's texts once (prefix
+            trees), where the model family supports it exactly; ``False`` runs every text in full.
+        compile: ``torch.compile`` the model's layers (opt-in: tens of seconds to compile, pays on
+            long runs; see BENCHMARKS.md).
     """
     loaded = load_pretrained(
         name_or_path, device=device, dtype=dtype, revision=revision, kind=kind, trust_remote_code=trust_remote_code
@@ -287,10 +305,11 @@ def load(
         "dtype": dtype,
         "words": words,
         "mask_by": mask_by,
+        "compile": compile,
     }
     if loaded.kind == "masked":
         return MaskedScorer(loaded.model, loaded.tokenizer, metric=metric, **common)
-    return CausalScorer(loaded.model, loaded.tokenizer, bos=bos, stride=stride, **common)
+    return CausalScorer(loaded.model, loaded.tokenizer, bos=bos, stride=stride, share_prefixes=share_prefixes, **common)
 
 
 def as_scorer(

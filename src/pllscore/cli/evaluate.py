@@ -10,6 +10,8 @@ _FORCE = "Replace the results in --output even if they were made with other data
 _NORM = "Also count pairs by this normalised score: mean, per-char, slor or norm-lp (sum always); repeatable."
 _UNIGRAM = "For slor/norm-lp: a tsv/csv of token counts, or wordfreq[:LANG] (word-level)."
 _CORPUS = "For slor/norm-lp: a text file to count with each model's tokenizer."
+_COMPILE = "torch.compile the model's layers (tens of seconds to compile; pays on long runs)."
+_SHARE = "Causal LMs: compute each distinct prefix of the texts once (default on where exact)."
 
 
 def blimp_command(
@@ -25,6 +27,8 @@ def blimp_command(
     unigram_corpus: Path | None = typer.Option(None, "--unigram-corpus", help=_CORPUS),
     device: str = typer.Option("auto", "--device"),
     dtype: str | None = typer.Option(None, "--dtype"),
+    compile: bool = typer.Option(False, "--compile", help=_COMPILE),
+    share_prefixes: bool = typer.Option(True, "--share-prefixes/--no-share-prefixes", help=_SHARE),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
 ) -> None:
     """BLiMP accuracy per paradigm and phenomenon, in the paper's table layout."""
@@ -40,7 +44,7 @@ def blimp_command(
     result = run_blimp(
         model, data=data, metrics=metric or None, paradigms=paradigm or None, limit=limit, output=output,
         device=device, dtype=dtype, progress=False if quiet else None, force=force, norms=norm or None,
-        unigram=unigram, unigram_corpus=unigram_corpus,
+        unigram=unigram, unigram_corpus=unigram_corpus, compile=compile, share_prefixes=share_prefixes,
     )  # fmt: skip
     typer.echo(_show(result.summary))
     _warn_unscored(result)
@@ -65,6 +69,8 @@ def pairs_command(
     unigram_corpus: Path | None = typer.Option(None, "--unigram-corpus", help=_CORPUS),
     device: str = typer.Option("auto", "--device"),
     dtype: str | None = typer.Option(None, "--dtype"),
+    compile: bool = typer.Option(False, "--compile", help=_COMPILE),
+    share_prefixes: bool = typer.Option(True, "--share-prefixes/--no-share-prefixes", help=_SHARE),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
 ) -> None:
     """Accuracy on any minimal-pair data set: a pair is right when score(good) > score(bad)."""
@@ -73,7 +79,7 @@ def pairs_command(
     result = run_pairs(
         file, model, good=good, bad=bad, group=group, metrics=metric or None, output=output, device=device,
         dtype=dtype, progress=False if quiet else None, force=force, norms=norm or None, unigram=unigram,
-        unigram_corpus=unigram_corpus,
+        unigram_corpus=unigram_corpus, compile=compile, share_prefixes=share_prefixes,
     )  # fmt: skip
     typer.echo(_show(result.summary))
     _warn_unscored(result)

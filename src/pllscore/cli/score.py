@@ -6,6 +6,7 @@ from pathlib import Path
 
 import typer
 
+from pllscore.cli.evaluate import _COMPILE, _SHARE
 from pllscore.metrics import DEFAULT_METRIC
 
 
@@ -65,6 +66,8 @@ def score_command(
     device: str = typer.Option("auto", "--device", help="auto, cpu, cuda, cuda:1 or mps."),
     dtype: str | None = typer.Option(None, "--dtype", help="float32 (default, exact), bfloat16 or float16."),
     max_tokens: int | None = typer.Option(None, "--max-tokens", help="Padded tokens per batch."),
+    compile: bool = typer.Option(False, "--compile", help=_COMPILE),
+    share_prefixes: bool = typer.Option(True, "--share-prefixes/--no-share-prefixes", help=_SHARE),
     resume: bool = typer.Option(False, "--resume", help="Continue an interrupted run into the same output."),
     force: bool = typer.Option(False, "--force", help="Overwrite an existing output."),
     skip_empty: bool = typer.Option(False, "--skip-empty", help="Skip empty lines instead of failing."),
@@ -96,6 +99,7 @@ def score_command(
     contexts = dict(context=context, context_column=context_column, sep=sep)
     user_words = dict(words=words, words_column=words_column, word_sep=word_sep, mask_by=mask_by)
     extras = dict(outputs=[n for n, on in (("entropy", entropy), ("rank", rank)) if on], word_prob=word_prob)
+    speed = dict(compile=compile, share_prefixes=share_prefixes)
     if engine == "ray":
         from pllscore.distributed.ray import score_dataset
 
@@ -108,6 +112,8 @@ def score_command(
         if entropy or rank or word_prob != "sum":
             raise InputError("--entropy, --rank and --word-prob are not supported with --engine ray yet; score locally")
 
+        if compile or not share_prefixes:
+            raise InputError("--compile and --no-share-prefixes are not supported with --engine ray yet; score locally")
         if input is None or output is None:
             raise InputError("--engine ray needs INPUT (files, a folder or a glob) and -o OUT_DIR")
         ray_summary = score_dataset(
@@ -131,6 +137,7 @@ def score_command(
         **contexts,  # type: ignore[arg-type]
         **user_words,  # type: ignore[arg-type]
         **extras,  # type: ignore[arg-type]
+        **speed,  # type: ignore[arg-type]
     )
     if not quiet:
         typer.echo(summary.line(), err=True)

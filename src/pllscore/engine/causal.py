@@ -10,6 +10,7 @@ import torch
 
 from pllscore.engine.executor import precision, run_batches
 from pllscore.engine.heads import split_causal_lm
+from pllscore.engine.prefix_tree import plan_trees, run_trees, supports_trees
 from pllscore.engine.readout import Wants, pick_logprobs, pick_outputs, read_logprobs, read_outputs
 
 __all__ = ["CausalEngine"]
@@ -18,8 +19,18 @@ __all__ = ["CausalEngine"]
 class CausalEngine:
     """Scores token sequences with one causal LM."""
 
-    def __init__(self, model: Any, *, pad_token_id: int, vocab_size: int, autocast: torch.dtype | None = None) -> None:
+    def __init__(
+        self,
+        model: Any,
+        *,
+        pad_token_id: int,
+        vocab_size: int,
+        autocast: torch.dtype | None = None,
+        share_prefixes: bool = True,
+    ) -> None:
         self.model = model
+        # run shared prefixes once (prefix trees) where the model supports it exactly
+        self.share_prefixes = share_prefixes
         self.pad_token_id = pad_token_id
         self.vocab_size = vocab_size
         self.autocast = autocast  # None: float32, exact
@@ -41,6 +52,9 @@ class CausalEngine:
                 out[i] = lp
 
         with torch.inference_mode(), precision(self.device, self.autocast):
+            rows = plan_trees(seqs, max_tokens) if self.share_prefixes and supports_trees(self.model, seqs) else None
+            if rows is not None:
+                return run_trees(self, seqs, rows, max_tokens=max_tokens, progress=progress)
             lengths = np.array([len(s) for s in seqs], dtype=np.int64)
             run_batches(lengths, max_tokens, run_one, progress=progress, desc="sentences", unit="text")
         return out
@@ -82,10 +96,11 @@ class CausalEngine:
         targets = t_ids[:, 1:][t_pred]
         if self.parts is not None:
             decoder, head = self.parts
-            hidden = decoder(input_ids=t_ids, attention_mask=t_att)[0]
+            # use_cache=False: a key/value cache would only copy every layer's keys and values
+            hidden = decoder(input_ids=t_ids, attention_mask=t_att, use_cache=False)[0]
             lp = read_logprobs(head, hidden[:, :-1][t_pred], targets, self.vocab_size)
         else:
-            logits = self.model(input_ids=t_ids, attention_mask=t_att).logits
+            logits = self.model(input_ids=t_ids, attention_mask=t_att, use_cache=False).logits
             lp = pick_logprobs(logits[:, :-1][t_pred], targets)
         flat = lp.double().cpu().numpy()
         return np.split(flat, np.cumsum(lengths - 1)[:-1])
@@ -105,10 +120,10 @@ class CausalEngine:
         kw = wants.kwargs(dev)
         if self.parts is not None:
             decoder, head = self.parts
-            hidden = decoder(input_ids=t_ids, attention_mask=t_att)[0]
+            hidden = decoder(input_ids=t_ids, attention_mask=t_att, use_cache=False)[0]
             got = read_outputs(head, hidden[t_reads], targets, self.vocab_size, **kw)
         else:
-            logits = self.model(input_ids=t_ids, attention_mask=t_att).logits
+            logits = self.model(input_ids=t_ids, attention_mask=t_att, use_cache=False).logits
             got = pick_outputs(logits[t_reads], targets, **kw)
         flat = {k: v.double().cpu().numpy() for k, v in got.items()}
         bounds = np.cumsum(lengths)[:-1]

@@ -36,14 +36,19 @@ def run_batches(
     progress: bool | None = None,
     desc: str = "scoring",
     unit: str = "copy",
+    counts: np.ndarray | None = None,
 ) -> None:
-    """Call ``run`` on batches of item indices until every item is done."""
+    """Call ``run`` on batches of item indices until every item is done.
+
+    ``counts``: how far each item moves the progress bar (default 1 each; a row of texts counts its texts).
+    """
     lengths = np.asarray(lengths, dtype=np.int64)
+    counts = np.ones(len(lengths), dtype=np.int64) if counts is None else np.asarray(counts, dtype=np.int64)
     todo = np.arange(len(lengths))
     budget = max_tokens
     # progress=None: tqdm shows a bar only when stderr is a terminal
     with tqdm(
-        total=len(lengths), desc=desc, unit=unit, disable=None if progress is None else not progress, leave=False
+        total=int(counts.sum()), desc=desc, unit=unit, disable=None if progress is None else not progress, leave=False
     ) as bar:
         while len(todo):
             done = np.zeros(len(todo), dtype=bool)
@@ -51,7 +56,7 @@ def run_batches(
                 for batch in pack(lengths[todo], budget):
                     run(todo[batch])
                     done[batch] = True
-                    bar.update(len(batch))
+                    bar.update(int(counts[batch].sum()))
             except torch.cuda.OutOfMemoryError as e:
                 torch.cuda.empty_cache()
                 if budget <= int(lengths[todo[~done]].max()):

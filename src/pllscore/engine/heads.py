@@ -46,6 +46,7 @@ _CAUSAL_TYPES = {
     "olmo",
     "olmo2",
     "phi3",
+    "gemma3_text",  # only without final_logit_softcapping (checked below)
 }
 
 
@@ -63,6 +64,9 @@ def split_masked_lm(model: Any) -> tuple[Any, Head] | None:
 def split_causal_lm(model: Any) -> tuple[Any, Head] | None:
     """(decoder, head) for a known causal-LM family, else None (use the full model)."""
     if getattr(model.config, "model_type", None) not in _CAUSAL_TYPES:
+        return None
+    # soft-capped logits are not lm_head's output (Gemma 2; Gemma 3 has none unless configured)
+    if getattr(model.config, "final_logit_softcapping", None) is not None:
         return None
     base = getattr(model, getattr(model, "base_model_prefix", ""), None)
     head = model.get_output_embeddings()

@@ -43,8 +43,11 @@ class Wants:
 _MAX_LOGITS = 1 << 26
 # A plain output projection is applied in slices of this many vocabulary rows: a product
 # (rows x 768) @ (768 x 50257) runs at ~115 GFLOP/s on a 2-core AVX2 CPU, slices of 2048
-# at ~145, and each slice's logits stay in cache for the log-sum-exp (BENCHMARKS.md).
-_VOCAB_SLICE = 2048
+# at ~145, and each slice's logits stay in cache for the log-sum-exp. On a 2-core AVX-512
+# Xeon, 1000 rows against SmolLM2's (49k x 576) and Gemma-3's (262k x 640) heads took half
+# the time in slices of 8192 as in slices of 2048, within 10% of the whole product, whose
+# logits (1 GB for Gemma-3) cost system time in page faults (BENCHMARKS.md).
+_VOCAB_SLICE = 8192
 _ROW_SLICE = 1024
 
 

@@ -54,13 +54,13 @@ class EvalResult:
         return counts[counts["n_unscored"] > 0].reset_index()
 
 
-def _scorers(models: Sequence[Any], device: str, dtype: str | None) -> list[Any]:
+def _scorers(models: Sequence[Any], device: str, dtype: str | None, **load: Any) -> list[Any]:
     from pllscore.scorer import as_scorer
 
     if not models:
         raise InputError("no model given; pass --model (repeatable)")
     # anything that is not a name or a path is taken to be a scorer already
-    return [as_scorer(m, device=device, dtype=dtype) for m in models]
+    return [as_scorer(m, device=device, dtype=dtype, **load) for m in models]
 
 
 @dataclass(frozen=True)
@@ -262,6 +262,8 @@ def run_blimp(
     norms: str | Sequence[str] | None = None,
     unigram: Any = None,
     unigram_corpus: str | os.PathLike[str] | None = None,
+    compile: bool = False,
+    share_prefixes: bool = True,
 ) -> EvalResult:
     """Score BLiMP with each model (masked models under ``metrics``, causal ones by log-likelihood).
 
@@ -275,6 +277,7 @@ def run_blimp(
     paradigms and ``Overall_<norm>`` to the summary; ``slor`` and ``norm-lp`` need ``unigram``
     (a token-count table or ``"wordfreq"``) or ``unigram_corpus`` (counted with each model's
     tokenizer). A folder's rows must have been made with the same norms and unigram source.
+    ``compile`` and ``share_prefixes`` are passed to :func:`pllscore.load`.
     """
     from pllscore.provenance import content_fingerprint
 
@@ -290,7 +293,7 @@ def run_blimp(
         **norm_record,
     }
     adding = _check_folder(out, "blimp", settings, force)
-    scorers = _scorers(models, device, dtype)
+    scorers = _scorers(models, device, dtype, compile=compile, share_prefixes=share_prefixes)
     idents = [_identity(s) for s in scorers]
     scored = _merge(out, adding, _score_all(scorers, idents, pairs, metrics, progress, norms_, unigram, unigram_corpus))
     paradigm_acc, summary = blimp_tables(scored)
@@ -320,6 +323,8 @@ def run_pairs(
     norms: str | Sequence[str] | None = None,
     unigram: Any = None,
     unigram_corpus: str | os.PathLike[str] | None = None,
+    compile: bool = False,
+    share_prefixes: bool = True,
 ) -> EvalResult:
     """Score any minimal-pair table (csv/tsv/jsonl/parquet); accuracy overall and per ``group``.
 
@@ -330,6 +335,7 @@ def run_pairs(
     The result's ``accuracy`` is per model, metric and group (overall without ``group``), with
     ``n`` and ``n_unscored``. ``norms``, ``unigram``, ``unigram_corpus``: as for :func:`run_blimp`
     (``Overall_<norm>`` columns in the summary; ``accuracy_<norm>`` in the accuracy tables).
+    ``compile`` and ``share_prefixes`` are passed to :func:`pllscore.load`.
     """
     from pllscore.io.readers import read_table
     from pllscore.provenance import content_fingerprint
@@ -356,7 +362,7 @@ def run_pairs(
         **norm_record,
     }
     adding = _check_folder(out, "pairs", settings, force)
-    scorers = _scorers(models, device, dtype)
+    scorers = _scorers(models, device, dtype, compile=compile, share_prefixes=share_prefixes)
     idents = [_identity(s) for s in scorers]
     scored = _merge(
         out,

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from pllscore.engine.compiling import compile_layers
 from pllscore.engine.loading import Kind, detect_kind, max_input_length, resolve_dtype
 from pllscore.errors import InputError, ModelError, NonFiniteError
 from pllscore.plan.words import check_mask_by, check_words
@@ -53,6 +54,7 @@ class Scorer:
         dtype: str | torch.dtype | None = None,
         words: str = "tokenizer",
         mask_by: str = "tokenizer",
+        compile: bool = False,
     ) -> None:
         actual = _model_kind(model)
         if actual is not None and actual != self.kind:
@@ -85,6 +87,10 @@ class Scorer:
         self.dtype = resolve_dtype(dtype)
         # weights in a reduced type are used as they are; float32 weights get autocast to `dtype`
         self._autocast = None if self.dtype == torch.float32 else self.dtype
+        # opt-in: torch.compile of the model's layers, in place (pays only on long runs)
+        self.compiled = bool(compile)
+        if self.compiled:
+            compile_layers(self.model)
 
     @property
     def device(self) -> torch.device:

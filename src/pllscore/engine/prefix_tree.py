@@ -1,0 +1,124 @@
+"""Each distinct prefix once: a causal LM run over rows of prefix trees with a tree attention mask.
+
+:func:`pllscore.plan.prefixes.pack_trees` packs the sequences into rows of tries; here each row
+runs in one pass of the decoder, with a 4D attention mask (a node attends to its ancestors and
+itself) and position ids equal to the node depths. A node's hidden state is then what the plain
+pass computes at the same position of any sequence through it, up to float rounding (exact to
+~1e-6 nats; tests check 1e-5). The LM head reads each node once, from its parent's hidden state.
+
+This needs a model that takes a custom 4D mask and position ids as given: the families in
+:data:`TREE_TYPES` with sdpa or eager attention (tested against the plain pass). Sequences longer
+than a sliding attention window would see differently in a tree, so such batches run plainly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import torch
+
+from pllscore.engine.executor import run_batches
+from pllscore.engine.readout import pick_logprobs, read_logprobs
+from pllscore.plan.prefixes import TreeRow, ancestor_mask, pack_trees
+
+__all__ = ["TREE_TYPES", "plan_trees", "run_trees", "supports_trees"]
+
+# families whose decoder uses a given 4D mask and position ids as is (transformers' masking_utils)
+TREE_TYPES = {"gpt2", "llama", "mistral", "qwen2", "qwen3", "gemma3_text"}
+# nodes per row: attention costs rows x capacity^2, so rows are kept short (a whole batch still
+# holds max_tokens nodes), and longer rows share little more: over all of BLiMP (SmolLM2's
+# tokenizer) rows of 128, 192 and 256 nodes hold 0.604, 0.597 and 0.593 of the tokens (BENCHMARKS.md)
+ROW_CAPACITY = 192
+# below this saving (nodes vs tokens) the plain pass runs: its causal mask needs no mask tensor,
+# which matters for long texts on a GPU (flash attention takes no custom mask)
+MIN_SAVING = 0.1
+
+
+def supports_trees(model: Any, sequences: Sequence[np.ndarray]) -> bool:
+    """Whether ``model`` can run ``sequences`` as prefix trees exactly."""
+    config = model.config
+    if getattr(config, "model_type", None) not in TREE_TYPES:
+        return False
+    if getattr(config, "_attn_implementation", None) not in ("sdpa", "eager"):
+        return False
+    window = getattr(config, "sliding_window", None)
+    longest = max((len(s) for s in sequences), default=0)
+    return not (window and longest > window)
+
+
+def plan_trees(seqs: list[np.ndarray], max_tokens: int) -> list[TreeRow] | None:
+    """Rows of prefix trees for ``seqs``, or None when they would save less than :data:`MIN_SAVING`."""
+    rows = pack_trees(seqs, max(1, min(ROW_CAPACITY, max_tokens)))
+    tokens = sum(len(s) for s in seqs)
+    return rows if sum(r.size for r in rows) <= (1 - MIN_SAVING) * tokens else None
+
+
+def run_trees(
+    engine: Any, seqs: list[np.ndarray], rows: list[TreeRow], *, max_tokens: int, progress: bool | None = None
+) -> list[np.ndarray]:
+    """Per sequence, ``log p(token_i | tokens_<i)`` for i = 1 .. n-1 (float64), as ``CausalEngine.run``."""
+    out: list[np.ndarray] = [np.empty(0)] * len(seqs)
+
+    def run_one(batch: np.ndarray) -> None:
+        picked = [rows[r] for r in batch]
+        for row, node_lp in zip(picked, _run_rows(engine, picked)):
+            for item, path in zip(row.items, row.paths):
+                out[item] = node_lp[path[1:]]
+
+    run_batches(
+        np.array([r.size for r in rows], dtype=np.int64),
+        max_tokens,
+        run_one,
+        progress=progress,
+        desc="sentences",
+        unit="text",
+        counts=np.array([len(r.items) for r in rows], dtype=np.int64),
+    )
+    return out
+
+
+def _run_rows(engine: Any, rows: list[TreeRow]) -> list[np.ndarray]:
+    """Per row, the log-probability of each node given its ancestors (NaN for roots)."""
+    width = max(r.size for r in rows)
+    ids = np.full((len(rows), width), engine.pad_token_id, dtype=np.int64)
+    positions = np.zeros((len(rows), width), dtype=np.int64)
+    # padding nodes see only themselves: no row of the mask is empty
+    allowed = np.broadcast_to(np.eye(width, dtype=bool), (len(rows), width, width)).copy()
+    for b, r in enumerate(rows):
+        ids[b, : r.size] = r.tokens
+        positions[b, : r.size] = r.depths
+        allowed[b, : r.size, : r.size] = ancestor_mask(r.parents)
+    rb = np.concatenate([np.full(int((r.parents >= 0).sum()), b, dtype=np.int64) for b, r in enumerate(rows)])
+    child = np.concatenate([np.flatnonzero(r.parents >= 0) for r in rows])
+    parent = np.concatenate([r.parents[r.parents >= 0] for r in rows])
+
+    dev = engine.device
+    t_ids = torch.from_numpy(ids).to(dev)
+    t_pos = torch.from_numpy(positions).to(dev)
+    mask = torch.from_numpy(allowed).to(dev)[:, None]
+    if engine.model.config._attn_implementation == "eager":
+        # eager attention adds the mask to the scores
+        mask = torch.zeros(mask.shape, dtype=torch.float32, device=dev).masked_fill_(
+            ~mask, torch.finfo(torch.float32).min
+        )
+    t_rb, t_child, t_parent = (torch.from_numpy(a).to(dev) for a in (rb, child, parent))
+    targets = t_ids[t_rb, t_child]
+    if engine.parts is not None:
+        decoder, head = engine.parts
+        hidden = decoder(input_ids=t_ids, attention_mask=mask, position_ids=t_pos, use_cache=False)[0]
+        lp = read_logprobs(head, hidden[t_rb, t_parent], targets, engine.vocab_size)
+    else:
+        logits = engine.model(input_ids=t_ids, attention_mask=mask, position_ids=t_pos, use_cache=False).logits
+        lp = pick_logprobs(logits[t_rb, t_parent], targets)
+    flat = lp.double().cpu().numpy()
+    result = []
+    start = 0
+    for r in rows:
+        node_lp = np.full(r.size, np.nan)
+        nonroot = np.flatnonzero(r.parents >= 0)
+        node_lp[nonroot] = flat[start : start + len(nonroot)]
+        start += len(nonroot)
+        result.append(node_lp)
+    return result
