@@ -58,6 +58,7 @@ class MaskedScorer(Scorer):
         long: str | None = None,
         context: str | Sequence[str] | None = None,
         sep: str = " ",
+        convention: str = "paper",
     ) -> Results:
         """Score texts under one or more PLL metrics.
 
@@ -76,6 +77,10 @@ class MaskedScorer(Scorer):
                 masked and only the text's tokens are scored (``sentence-l2r`` masks to the right within
                 the text). Tokens, words and spans of the results are the text's own.
             sep: what joins a context and its text (default one space).
+            convention: ``"paper"`` (default) scores the text as given; ``"lm-eval"`` as
+                lm-evaluation-harness scores a continuation of an empty context: ``sep + text``
+                (for a byte-level BPE the first token is ``" The"``, not ``"The"``). Tokens, words
+                and spans still index into the text.
 
         Returns:
             One :class:`SentenceScore` per (metric, text), metric-major. Scores are in nats.
@@ -84,7 +89,7 @@ class MaskedScorer(Scorer):
         items = check_texts(texts)
         if not items:
             return Results()
-        encoded = self._encode(items, long, context, sep)
+        encoded = self._encode(items, long, context, sep, convention)
         keeps = targets(encoded, spans)
         work = MaskedWork.build(encoded, keeps, self.max_length)
         plan = build_plan(work.sequences, work.alignments, metrics)
@@ -144,6 +149,7 @@ class CausalScorer(Scorer):
         long: str | None = None,
         context: str | Sequence[str] | None = None,
         sep: str = " ",
+        convention: str = "paper",
     ) -> Results:
         """Score texts by their log-likelihood (nats); ``metric`` must be left out (or ``"causal"``).
 
@@ -153,6 +159,9 @@ class CausalScorer(Scorer):
         ``max_length - stride`` tokens before it.
         ``context`` (one string for all texts, or one per text) conditions each text: the model reads
         ``context + sep + text`` (after BOS) and only the text's tokens are scored, log P(text | context).
+        ``convention="lm-eval"`` follows lm-evaluation-harness's HFLM exactly: a text without a context
+        is ``sep + text`` after lm-eval's prefix token (BOS, else EOS), and a text with a context is
+        ``context + sep + text`` with only the tokenizer's own special tokens before it (GPT-2: none).
         """
         if metric not in (None, "causal"):
             raise InputError(
@@ -162,7 +171,7 @@ class CausalScorer(Scorer):
         items = check_texts(texts)
         if not items:
             return Results()
-        encoded = self._encode(items, long, context, sep)
+        encoded = self._encode(items, long, context, sep, convention)
         keeps = targets(encoded, spans)
         work = CausalWork.build(encoded, self.max_length, self.stride)
         runs = self.engine.run(work.sequences, max_tokens=self.max_tokens, progress=progress)
@@ -179,6 +188,27 @@ class CausalScorer(Scorer):
 
     def _encoding(self) -> tuple[bool, int | None]:
         return self._adds_bos, self._prefix
+
+    def _lm_eval_encoding(self, contexts: Sequence[str] | None, n: int) -> tuple[bool, int | None | list[int | None]]:
+        # lm-eval's TemplateLM.loglikelihood: an empty context is [prefix_token_id] (HFLM: BOS, else EOS)
+        # before tok_encode(continuation, add_special_tokens=False); a context goes through _encode_pair,
+        # whose tok_encode adds the tokenizer's own special tokens and no prefix
+        tok = self.tokenizer
+        if not self.bos:
+            raise InputError("convention='lm-eval' conditions a text on lm-eval's prefix token (BOS); drop bos=False")
+        start = tok.bos_token_id if tok.bos_token_id is not None else tok.eos_token_id
+        if start is None:
+            raise ModelError(f"the tokenizer of {self.name!r} has neither a BOS nor an EOS token for lm-eval's prefix")
+        plain = tok("a", add_special_tokens=False)["input_ids"]
+        auto = tok("a", add_special_tokens=True)["input_ids"]
+        if auto == [start, *plain]:  # the tokenizer adds the prefix token itself, with a context or without
+            return True, None
+        if auto != plain:
+            raise ModelError(
+                f"the tokenizer of {self.name!r} adds {auto[: -len(plain) or None]} around a text; "
+                "convention='lm-eval' is implemented for tokenizers that add nothing or only the BOS token"
+            )
+        return False, [None if c else start for c in (contexts or [""] * n)]
 
 
 def load(
@@ -248,7 +278,9 @@ def score(
     metric: str | Sequence[str] | None = None,
     context: str | Sequence[str] | None = None,
     sep: str = " ",
+    convention: str = "paper",
     **load_kwargs: Any,
 ) -> Results:
     """One call: load ``model`` (unless it is already a scorer) and score ``texts`` (given ``context``)."""
-    return as_scorer(model, **load_kwargs).score(texts, metric=metric, context=context, sep=sep)  # type: ignore[arg-type]
+    scorer = as_scorer(model, **load_kwargs)
+    return scorer.score(texts, metric=metric, context=context, sep=sep, convention=convention)  # type: ignore[arg-type]

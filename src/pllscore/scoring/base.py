@@ -11,7 +11,7 @@ import torch
 from pllscore.engine.loading import Kind, detect_kind, max_input_length, resolve_dtype
 from pllscore.errors import InputError, ModelError, NonFiniteError
 from pllscore.results import SentenceScore
-from pllscore.scoring.encoding import Encoded, check_contexts, check_long, check_texts, encode
+from pllscore.scoring.encoding import Encoded, check_contexts, check_convention, check_long, check_texts, encode
 
 __all__ = ["Scorer"]
 
@@ -88,6 +88,10 @@ class Scorer:
         """(whether the tokenizer adds its special tokens, the token id put before a text or None)."""
         raise NotImplementedError
 
+    def _lm_eval_encoding(self, contexts: Sequence[str] | None, n: int) -> tuple[bool, int | None | list[int | None]]:
+        """As :meth:`_encoding`, under the ``"lm-eval"`` convention (the prefix may be one per text)."""
+        return self._encoding()
+
     def _tokenize(
         self,
         texts: list[str],
@@ -97,6 +101,7 @@ class Scorer:
         allow_long: bool = False,
         contexts: Sequence[str] | None = None,
         sep: str = " ",
+        lead_sep: bool = False,
     ) -> list[Encoded]:
         return encode(
             self.tokenizer,
@@ -108,18 +113,31 @@ class Scorer:
             allow_long=allow_long,
             contexts=contexts,
             sep=sep,
+            lead_sep=lead_sep,
         )
 
     def _encode(
-        self, texts: list[str], long: str | None, context: str | Sequence[str] | None = None, sep: str = " "
+        self,
+        texts: list[str],
+        long: str | None,
+        context: str | Sequence[str] | None = None,
+        sep: str = " ",
+        convention: str = "paper",
     ) -> list[Encoded]:
         """``texts`` (after their ``context``) encoded as this scorer scores them; ``long`` (None: the
-        scorer's) allows long texts or not."""
+        scorer's) allows long texts or not; ``convention``: see :mod:`pllscore.scoring.encoding`."""
         contexts = check_contexts(context, len(texts), sep)
-        add, prefix = self._encoding()
+        lm_eval = check_convention(convention) == "lm-eval"
+        add, prefix = self._lm_eval_encoding(contexts, len(texts)) if lm_eval else self._encoding()
         windowed = check_long(long or self.long) == "window"
         return self._tokenize(
-            texts, add_special_tokens=add, prefix=prefix, allow_long=windowed, contexts=contexts, sep=sep
+            texts,
+            add_special_tokens=add,
+            prefix=prefix,
+            allow_long=windowed,
+            contexts=contexts,
+            sep=sep,
+            lead_sep=lm_eval,
         )
 
     def check(
@@ -129,14 +147,16 @@ class Scorer:
         long: str | None = None,
         context: str | Sequence[str] | None = None,
         sep: str = " ",
+        convention: str = "paper",
     ) -> int:
         """Raise the error that scoring ``texts`` would raise, without scoring; return the token count
         (contexts included)."""
         items = check_texts(texts)
         if not items:
             check_contexts(context, 0, sep)
+            check_convention(convention)
             return 0
-        return sum(len(e.ids) for e in self._encode(items, long, context, sep))
+        return sum(len(e.ids) for e in self._encode(items, long, context, sep, convention))
 
     def _check_finite(self, index: int, values: np.ndarray, read: np.ndarray | None) -> None:
         """Raise :class:`NonFiniteError` if a token the engine scored (``read``; None: all) got NaN or inf.
