@@ -86,6 +86,7 @@ def score_file(
     context: str | None = None,
     context_column: str | None = None,
     sep: str = " ",
+    convention: str = "paper",
 ) -> ScoreSummary:
     """Score every text of a file and write the scores, one column per metric.
 
@@ -120,12 +121,15 @@ def score_file(
         context: score every text given this context (see :meth:`pllscore.MaskedScorer.score`).
         context_column: score every text given the value of this column in its row (empty: no context).
         sep: what joins a context and its text (default one space).
+        convention: ``"paper"`` (default: each text as given) or ``"lm-eval"`` (as lm-evaluation-harness
+            reads it: ``sep + text`` after its prefix token; see :meth:`pllscore.MaskedScorer.score`).
 
     Raises:
         Interrupted: on Ctrl-C, after recording progress; rerun with ``resume=True``.
     """
     from pllscore.metrics import resolve_metrics
     from pllscore.scorer import as_scorer
+    from pllscore.scoring.encoding import check_convention
 
     out_name = None if output is None or os.fspath(output) == "-" else os.fspath(output)
     fmt = output_format(out_name, format)
@@ -151,6 +155,7 @@ def score_file(
         raise InputError(f"output {out_name!r} is the input file; choose another output path")
 
     contexts = _contexts(table, context, context_column)
+    check_convention(convention)
     scorer = as_scorer(model, device=device, dtype=dtype, max_tokens=max_tokens, long=long, stride=stride)
     if stride is not None and getattr(scorer, "stride", stride) != stride:
         raise InputError(
@@ -162,7 +167,7 @@ def score_file(
         chosen: tuple[str, ...] = ("causal",)
     else:
         chosen = scorer.metric if metrics is None or metrics == [] else resolve_metrics(metrics)
-    _check_all(scorer, table, long, contexts, sep)
+    _check_all(scorer, table, long, contexts, sep, convention)
     from pllscore.results import check_norms
     from pllscore.unigram import load_unigram
 
@@ -195,10 +200,13 @@ def score_file(
         "model_fingerprint": identity["fingerprint"],
         **({"norm": list(norms), "unigram": uni.describe() if uni is not None else None} if norms else {}),
         **({"context": context, "context_column": context_column, "sep": sep} if contexts is not None else {}),
+        "convention": convention,
     }
     if resume and out_name is not None and meta_path(out_name).exists():  # the norms change the columns
         old = json.loads(meta_path(out_name).read_text())
-        check_resume(old, meta, ("norm", "unigram", "context", "context_column", "sep"), repr(out_name))
+        old.setdefault("convention", "paper")  # an output written before the option was scored as given
+        keys = ("norm", "unigram", "context", "context_column", "sep", "convention")
+        check_resume(old, meta, keys, repr(out_name))
     n = len(table.rows)
     writer: ResumableWriter | StreamWriter
     if out_name is None:
@@ -219,6 +227,7 @@ def score_file(
             hi = min(lo + chunk_size, n)
             texts = all_texts[lo:hi]
             kwargs: dict[str, Any] = {} if scorer.kind == "causal" else {"metric": list(chosen)}
+            kwargs["convention"] = convention
             if contexts is not None:
                 kwargs.update(context=contexts[lo:hi], sep=sep)
             try:
@@ -294,7 +303,12 @@ def _contexts(table: InputTable, context: str | None, column: str | None) -> lis
 
 
 def _check_all(
-    scorer: Any, table: InputTable, long: str, contexts: Sequence[str] | None = None, sep: str = " "
+    scorer: Any,
+    table: InputTable,
+    long: str,
+    contexts: Sequence[str] | None = None,
+    sep: str = " ",
+    convention: str = "paper",
 ) -> None:
     """Fail before any scoring if some text is too long: an error after hours of work helps nobody."""
     step = 4096
@@ -302,7 +316,7 @@ def _check_all(
     for lo in range(0, len(texts), step):
         given = {} if contexts is None else {"context": contexts[lo : lo + step], "sep": sep}
         try:
-            scorer.check(texts[lo : lo + step], long=long, **given)
+            scorer.check(texts[lo : lo + step], long=long, convention=convention, **given)
         except InputTooLongError as e:
             i = lo + e.index
             raise InputError(

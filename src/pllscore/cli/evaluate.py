@@ -10,6 +10,10 @@ _FORCE = "Replace the results in --output even if they were made with other data
 _NORM = "Also count pairs by this normalised score: mean, per-char, slor or norm-lp (sum always); repeatable."
 _UNIGRAM = "For slor/norm-lp: a tsv/csv of token counts, or wordfreq[:LANG] (word-level)."
 _CORPUS = "For slor/norm-lp: a text file to count with each model's tokenizer."
+_CONVENTION = (
+    "How a sentence is read: paper (default: as given, the paper's code) or lm-eval (as lm-evaluation-harness: "
+    "' ' + sentence after its prefix token)."
+)
 
 
 def blimp_command(
@@ -23,6 +27,7 @@ def blimp_command(
     norm: list[str] | None = typer.Option(None, "--norm", help=_NORM),
     unigram: str | None = typer.Option(None, "--unigram", help=_UNIGRAM),
     unigram_corpus: Path | None = typer.Option(None, "--unigram-corpus", help=_CORPUS),
+    convention: str = typer.Option("paper", "--convention", help=_CONVENTION),
     device: str = typer.Option("auto", "--device"),
     dtype: str | None = typer.Option(None, "--dtype"),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
@@ -40,7 +45,7 @@ def blimp_command(
     result = run_blimp(
         model, data=data, metrics=metric or None, paradigms=paradigm or None, limit=limit, output=output,
         device=device, dtype=dtype, progress=False if quiet else None, force=force, norms=norm or None,
-        unigram=unigram, unigram_corpus=unigram_corpus,
+        unigram=unigram, unigram_corpus=unigram_corpus, convention=convention,
     )  # fmt: skip
     typer.echo(_show(result.summary))
     _warn_unscored(result)
@@ -63,6 +68,7 @@ def pairs_command(
     norm: list[str] | None = typer.Option(None, "--norm", help=_NORM),
     unigram: str | None = typer.Option(None, "--unigram", help=_UNIGRAM),
     unigram_corpus: Path | None = typer.Option(None, "--unigram-corpus", help=_CORPUS),
+    convention: str = typer.Option("paper", "--convention", help=_CONVENTION),
     device: str = typer.Option("auto", "--device"),
     dtype: str | None = typer.Option(None, "--dtype"),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
@@ -73,7 +79,7 @@ def pairs_command(
     result = run_pairs(
         file, model, good=good, bad=bad, group=group, metrics=metric or None, output=output, device=device,
         dtype=dtype, progress=False if quiet else None, force=force, norms=norm or None, unigram=unigram,
-        unigram_corpus=unigram_corpus,
+        unigram_corpus=unigram_corpus, convention=convention,
     )  # fmt: skip
     typer.echo(_show(result.summary))
     _warn_unscored(result)

@@ -45,6 +45,11 @@ def score_command(
         None, "--context-column", help="Score each text given the value of this column of its row."
     ),
     sep: str = typer.Option(" ", "--context-sep", help="What joins a context and its text (default one space)."),
+    convention: str = typer.Option(
+        "paper",
+        "--convention",
+        help="paper (default: each text as given) or lm-eval (' ' + text, as lm-eval reads it).",
+    ),
     device: str = typer.Option("auto", "--device", help="auto, cpu, cuda, cuda:1 or mps."),
     dtype: str | None = typer.Option(None, "--dtype", help="float32 (default, exact), bfloat16 or float16."),
     max_tokens: int | None = typer.Option(None, "--max-tokens", help="Padded tokens per batch."),
@@ -76,7 +81,7 @@ def score_command(
         resume=resume, force=force, long=long, stride=stride,
     )  # fmt: skip
     norms = dict(norm=norm or None, unigram=unigram, unigram_corpus=unigram_corpus)
-    contexts = dict(context=context, context_column=context_column, sep=sep)
+    contexts = dict(context=context, context_column=context_column, sep=sep, convention=convention)
     if engine == "ray":
         from pllscore.distributed.ray import score_dataset
 
@@ -84,6 +89,8 @@ def score_command(
             raise InputError("--norm and --unigram are not supported with --engine ray yet; score locally")
         if context is not None or context_column is not None:
             raise InputError("--context and --context-column are not supported with --engine ray yet; score locally")
+        if convention != "paper":
+            raise InputError("--convention lm-eval is not supported with --engine ray yet; score locally")
 
         if input is None or output is None:
             raise InputError("--engine ray needs INPUT (files, a folder or a glob) and -o OUT_DIR")
