@@ -3,7 +3,8 @@
 lm-evaluation-harness's ``loglikelihood`` returns ``(logprob, is_greedy)``. pllscore's engines
 read only the target's log-probability, so :func:`is_greedy` runs the same sequences (the
 same masked copies for a masked LM, the same windows for a causal LM) once more with full
-logits and compares their argmax with each target. It costs about one more scoring pass.
+logits and compares their argmax with each target. It costs a second pass, slower than the
+engine's (full logits, small batches): measured 4x a causal scoring pass, 1.5x a masked one.
 A masked LM's token is greedy when it is the top prediction in the masked copy that scores it
 under the metric. Ties count as greedy only when the target is the first maximum (torch's argmax).
 """
