@@ -8,8 +8,8 @@ $(BIN)/.installed: pyproject.toml
 	$(BIN)/pip install -q --upgrade pip
 	# the CPU build pinned first, so that nothing below pulls a CUDA torch
 	$(BIN)/pip install -q "torch==2.13.0"
-	# every extra, so that the GGUF, Ray and rescoring tests run rather than skip
-	$(BIN)/pip install -q -e ".[test,ray,gguf]"
+	# every extra, so that the GGUF, Ray, rescoring and lm-eval tests run rather than skip
+	$(BIN)/pip install -q -e ".[test,ray,gguf,lm-eval]"
 	touch $@
 
 .PHONY: demo test test-real venv

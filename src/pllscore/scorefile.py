@@ -95,6 +95,7 @@ def score_file(
     mask_by: str = "tokenizer",
     outputs: Sequence[str] = (),
     word_prob: str | None = None,
+    convention: str = "paper",
 ) -> ScoreSummary:
     """Score every text of a file and write the scores, one column per metric.
 
@@ -140,12 +141,15 @@ def score_file(
             and ``<metric>_rank`` columns (at word level, the word's first token's).
         word_prob: ``"bow"`` corrects a causal LM's word scores for word-beginning-marking tokenizers
             (word level; see :mod:`pllscore.scoring.bow`).
+        convention: ``"paper"`` (default: each text as given) or ``"lm-eval"`` (as lm-evaluation-harness
+            reads it: ``sep + text`` after its prefix token; see :meth:`pllscore.MaskedScorer.score`).
 
     Raises:
         Interrupted: on Ctrl-C, after recording progress; rerun with ``resume=True``.
     """
     from pllscore.metrics import resolve_metrics
     from pllscore.scorer import as_scorer
+    from pllscore.scoring.encoding import check_convention
 
     out_name = None if output is None or os.fspath(output) == "-" else os.fspath(output)
     fmt = output_format(out_name, format)
@@ -172,6 +176,7 @@ def score_file(
 
     contexts = _contexts(table, context, context_column)
     given_words = table_words(table, words, words_column, word_sep)
+    check_convention(convention)
     scorer = as_scorer(
         model,
         device=device,
@@ -192,7 +197,7 @@ def score_file(
         chosen: tuple[str, ...] = ("causal",)
     else:
         chosen = scorer.metric if metrics is None or metrics == [] else resolve_metrics(metrics)
-    _check_all(scorer, table, long, contexts, sep, given_words, mask_by)
+    _check_all(scorer, table, long, contexts, sep, given_words, mask_by, convention)
     from pllscore.results import check_norms
     from pllscore.unigram import load_unigram
 
@@ -229,10 +234,22 @@ def score_file(
         **words_meta(words, words_column, word_sep, mask_by),
         **({"outputs": [n for n in asked if n != "word_correction"]} if set(asked) - {"word_correction"} else {}),
         **({"word_prob": "bow"} if "word_correction" in asked else {}),
+        "convention": convention,
     }
     if resume and out_name is not None and meta_path(out_name).exists():  # the norms change the columns
         old = json.loads(meta_path(out_name).read_text())
-        settings = ("norm", "unigram", "context", "context_column", "sep", *WORDS_KEYS, "outputs", "word_prob")
+        old.setdefault("convention", "paper")  # an output written before the option was scored as given
+        settings = (
+            "norm",
+            "unigram",
+            "context",
+            "context_column",
+            "sep",
+            *WORDS_KEYS,
+            "outputs",
+            "word_prob",
+            "convention",
+        )
         check_resume(old, meta, settings, repr(out_name))
     n = len(table.rows)
     writer: ResumableWriter | StreamWriter
@@ -254,6 +271,7 @@ def score_file(
             hi = min(lo + chunk_size, n)
             texts = all_texts[lo:hi]
             kwargs: dict[str, Any] = {} if scorer.kind == "causal" else {"metric": list(chosen)}
+            kwargs["convention"] = convention
             if contexts is not None:
                 kwargs.update(context=contexts[lo:hi], sep=sep)
             kwargs.update(words=as_words(given_words, lo, hi), word_sep=word_sep, mask_by=mask_by)
@@ -352,6 +370,7 @@ def _check_all(
     sep: str = " ",
     words: str | Sequence[Sequence[str]] = "tokenizer",
     mask_by: str = "tokenizer",
+    convention: str = "paper",
 ) -> None:
     """Fail before any scoring if some text is too long: an error after hours of work helps nobody."""
     step = 4096
@@ -361,7 +380,7 @@ def _check_all(
         # the words were checked against their texts (naming the rows) by _words; here their mode
         given.update(words=words if isinstance(words, str) else "tokenizer", mask_by=mask_by)
         try:
-            scorer.check(texts[lo : lo + step], long=long, **given)
+            scorer.check(texts[lo : lo + step], long=long, convention=convention, **given)
         except InputTooLongError as e:
             i = lo + e.index
             raise InputError(

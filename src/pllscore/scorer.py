@@ -65,6 +65,7 @@ class MaskedScorer(Scorer):
         mask_by: str | None = None,
         outputs: Sequence[str] = (),
         word_prob: str | None = None,
+        convention: str = "paper",
     ) -> Results:
         """Score texts under one or more PLL metrics.
 
@@ -98,6 +99,10 @@ class MaskedScorer(Scorer):
                 model's distribution at the masked position and ``"rank"`` of the original token
                 there, under each metric (see :mod:`pllscore.scoring.outputs`).
             word_prob: ``"sum"`` (default); ``"bow"`` is for causal LMs and is refused here.
+            convention: ``"paper"`` (default) scores the text as given; ``"lm-eval"`` as
+                lm-evaluation-harness scores a continuation of an empty context: ``sep + text``
+                (for a byte-level BPE the first token is ``" The"``, not ``"The"``). Tokens, words
+                and spans still index into the text.
 
         Returns:
             One :class:`SentenceScore` per (metric, text), metric-major. Scores are in nats.
@@ -108,7 +113,15 @@ class MaskedScorer(Scorer):
         if not items:
             return Results()
         encoded = self._encode(
-            items, long, context, sep, words=words, word_sep=word_sep, mask_by=mask_by, single=isinstance(texts, str)
+            items,
+            long,
+            context,
+            sep,
+            words=words,
+            word_sep=word_sep,
+            mask_by=mask_by,
+            single=isinstance(texts, str),
+            convention=convention,
         )
         keeps = targets(encoded, spans)
         work = MaskedWork.build(encoded, keeps, self.max_length)
@@ -191,6 +204,7 @@ class CausalScorer(Scorer):
         mask_by: str | None = None,
         outputs: Sequence[str] = (),
         word_prob: str | None = None,
+        convention: str = "paper",
     ) -> Results:
         """Score texts by their log-likelihood (nats); ``metric`` must be left out (or ``"causal"``).
 
@@ -206,6 +220,9 @@ class CausalScorer(Scorer):
         ``outputs``: ``"entropy"`` and/or ``"rank"`` per token (:mod:`pllscore.scoring.outputs`).
         ``word_prob="bow"`` corrects word scores for a word-beginning-marking tokenizer
         (:mod:`pllscore.scoring.bow`); token scores and totals are unchanged.
+        ``convention="lm-eval"`` follows lm-evaluation-harness's HFLM exactly: a text without a context
+        is ``sep + text`` after lm-eval's prefix token (BOS, else EOS), and a text with a context is
+        ``context + sep + text`` with only the tokenizer's own special tokens before it (GPT-2: none).
         """
         if metric not in (None, "causal"):
             raise InputError(
@@ -218,7 +235,15 @@ class CausalScorer(Scorer):
         if not items:
             return Results()
         encoded = self._encode(
-            items, long, context, sep, words=words, word_sep=word_sep, mask_by=mask_by, single=isinstance(texts, str)
+            items,
+            long,
+            context,
+            sep,
+            words=words,
+            word_sep=word_sep,
+            mask_by=mask_by,
+            single=isinstance(texts, str),
+            convention=convention,
         )
         keeps = targets(encoded, spans)
         work = CausalWork.build(encoded, self.max_length, self.stride)
@@ -251,6 +276,27 @@ class CausalScorer(Scorer):
 
     def _encoding(self) -> tuple[bool, int | None]:
         return self._adds_bos, self._prefix
+
+    def _lm_eval_encoding(self, contexts: Sequence[str] | None, n: int) -> tuple[bool, int | None | list[int | None]]:
+        # lm-eval's TemplateLM.loglikelihood: an empty context is [prefix_token_id] (HFLM: BOS, else EOS)
+        # before tok_encode(continuation, add_special_tokens=False); a context goes through _encode_pair,
+        # whose tok_encode adds the tokenizer's own special tokens and no prefix
+        tok = self.tokenizer
+        if not self.bos:
+            raise InputError("convention='lm-eval' conditions a text on lm-eval's prefix token (BOS); drop bos=False")
+        start = tok.bos_token_id if tok.bos_token_id is not None else tok.eos_token_id
+        if start is None:
+            raise ModelError(f"the tokenizer of {self.name!r} has neither a BOS nor an EOS token for lm-eval's prefix")
+        plain = tok("a", add_special_tokens=False)["input_ids"]
+        auto = tok("a", add_special_tokens=True)["input_ids"]
+        if auto == [start, *plain]:  # the tokenizer adds the prefix token itself, with a context or without
+            return True, None
+        if auto != plain:
+            raise ModelError(
+                f"the tokenizer of {self.name!r} adds {auto[: -len(plain) or None]} around a text; "
+                "convention='lm-eval' is implemented for tokenizers that add nothing or only the BOS token"
+            )
+        return False, [None if c else start for c in (contexts or [""] * n)]
 
 
 def load(
@@ -338,6 +384,7 @@ def score(
     mask_by: str | None = None,
     outputs: Sequence[str] = (),
     word_prob: str | None = None,
+    convention: str = "paper",
     **load_kwargs: Any,
 ) -> Results:
     """One call: load ``model`` (unless it is already a scorer) and score ``texts``; the options are those of
@@ -352,4 +399,5 @@ def score(
         mask_by=mask_by,
         outputs=outputs,
         word_prob=word_prob,
+        convention=convention,
     )

@@ -14,6 +14,7 @@ import typer
 from pllscore.cli.diagnose import diagnose_command
 from pllscore.cli.evaluate import blimp_command, pairs_command
 from pllscore.cli.explain import explain_command
+from pllscore.cli.lm_eval import LM_EVAL_CONTEXT, LM_EVAL_HELP, lm_eval_command
 from pllscore.cli.report import report_command
 from pllscore.cli.rescore import rescore_command
 from pllscore.cli.score import score_command
@@ -35,6 +36,7 @@ app.command("pairs")(pairs_command)
 app.command("diagnose")(diagnose_command)
 app.command("report")(report_command)
 app.command("rescore")(rescore_command)
+app.command("lm-eval", context_settings=LM_EVAL_CONTEXT, help=LM_EVAL_HELP, add_help_option=False)(lm_eval_command)
 
 
 @app.callback(invoke_without_command=True)
@@ -66,7 +68,8 @@ def _quiet_libraries() -> None:
 def main() -> None:
     """Entry point of the console script."""
     debug = "--debug" in sys.argv[1:]
-    if any(a in sys.argv[1:] for a in ("score", "explain", "blimp", "pairs", "diagnose", "report", "rescore")):
+    commands = ("score", "explain", "blimp", "pairs", "diagnose", "report", "rescore", "lm-eval")
+    if any(a in sys.argv[1:] for a in commands):
         _quiet_libraries()
     try:
         # standalone mode: typer's own click (a vendored copy in typer >= 0.22, the click package before)

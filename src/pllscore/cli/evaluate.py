@@ -12,6 +12,10 @@ _UNIGRAM = "For slor/norm-lp: a tsv/csv of token counts, or wordfreq[:LANG] (wor
 _CORPUS = "For slor/norm-lp: a text file to count with each model's tokenizer."
 _COMPILE = "torch.compile the model's layers (tens of seconds to compile; pays on long runs)."
 _SHARE = "Causal LMs: compute each distinct prefix of the texts once (default on where exact)."
+_CONVENTION = (
+    "How a sentence is read: paper (default: as given, the paper's code) or lm-eval (as lm-evaluation-harness: "
+    "' ' + sentence after its prefix token)."
+)
 
 
 def blimp_command(
@@ -25,6 +29,7 @@ def blimp_command(
     norm: list[str] | None = typer.Option(None, "--norm", help=_NORM),
     unigram: str | None = typer.Option(None, "--unigram", help=_UNIGRAM),
     unigram_corpus: Path | None = typer.Option(None, "--unigram-corpus", help=_CORPUS),
+    convention: str = typer.Option("paper", "--convention", help=_CONVENTION),
     device: str = typer.Option("auto", "--device"),
     dtype: str | None = typer.Option(None, "--dtype"),
     compile: bool = typer.Option(False, "--compile", help=_COMPILE),
@@ -45,6 +50,7 @@ def blimp_command(
         model, data=data, metrics=metric or None, paradigms=paradigm or None, limit=limit, output=output,
         device=device, dtype=dtype, progress=False if quiet else None, force=force, norms=norm or None,
         unigram=unigram, unigram_corpus=unigram_corpus, compile=compile, share_prefixes=share_prefixes,
+        convention=convention,
     )  # fmt: skip
     typer.echo(_show(result.summary))
     _warn_unscored(result)
@@ -67,6 +73,7 @@ def pairs_command(
     norm: list[str] | None = typer.Option(None, "--norm", help=_NORM),
     unigram: str | None = typer.Option(None, "--unigram", help=_UNIGRAM),
     unigram_corpus: Path | None = typer.Option(None, "--unigram-corpus", help=_CORPUS),
+    convention: str = typer.Option("paper", "--convention", help=_CONVENTION),
     device: str = typer.Option("auto", "--device"),
     dtype: str | None = typer.Option(None, "--dtype"),
     compile: bool = typer.Option(False, "--compile", help=_COMPILE),
@@ -79,7 +86,7 @@ def pairs_command(
     result = run_pairs(
         file, model, good=good, bad=bad, group=group, metrics=metric or None, output=output, device=device,
         dtype=dtype, progress=False if quiet else None, force=force, norms=norm or None, unigram=unigram,
-        unigram_corpus=unigram_corpus, compile=compile, share_prefixes=share_prefixes,
+        unigram_corpus=unigram_corpus, compile=compile, share_prefixes=share_prefixes, convention=convention,
     )  # fmt: skip
     typer.echo(_show(result.summary))
     _warn_unscored(result)

@@ -63,6 +63,11 @@ def score_command(
     word_prob: str = typer.Option(
         "sum", "--word-prob", help="Word scores: sum of tokens, or bow (corrected for Ġ/▁ tokenizers; causal LMs)."
     ),
+    convention: str = typer.Option(
+        "paper",
+        "--convention",
+        help="paper (default: each text as given) or lm-eval (' ' + text, as lm-eval reads it).",
+    ),
     device: str = typer.Option("auto", "--device", help="auto, cpu, cuda, cuda:1 or mps."),
     dtype: str | None = typer.Option(None, "--dtype", help="float32 (default, exact), bfloat16 or float16."),
     max_tokens: int | None = typer.Option(None, "--max-tokens", help="Padded tokens per batch."),
@@ -96,7 +101,7 @@ def score_command(
         resume=resume, force=force, long=long, stride=stride,
     )  # fmt: skip
     norms = dict(norm=norm or None, unigram=unigram, unigram_corpus=unigram_corpus)
-    contexts = dict(context=context, context_column=context_column, sep=sep)
+    contexts = dict(context=context, context_column=context_column, sep=sep, convention=convention)
     user_words = dict(words=words, words_column=words_column, word_sep=word_sep, mask_by=mask_by)
     extras = dict(outputs=[n for n, on in (("entropy", entropy), ("rank", rank)) if on], word_prob=word_prob)
     speed = dict(compile=compile, share_prefixes=share_prefixes)
@@ -111,6 +116,8 @@ def score_command(
             raise InputError("--words, --words-column and --mask-by are not supported with --engine ray yet")
         if entropy or rank or word_prob != "sum":
             raise InputError("--entropy, --rank and --word-prob are not supported with --engine ray yet; score locally")
+        if convention != "paper":
+            raise InputError("--convention lm-eval is not supported with --engine ray yet; score locally")
 
         if compile or not share_prefixes:
             raise InputError("--compile and --no-share-prefixes are not supported with --engine ray yet; score locally")

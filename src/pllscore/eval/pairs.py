@@ -33,6 +33,7 @@ def score_pairs(
     progress: bool | None = None,
     norms: str | Sequence[str] | None = None,
     unigram: Any = None,
+    convention: str = "paper",
 ) -> Any:
     """Score a table of minimal pairs with one model.
 
@@ -44,6 +45,8 @@ def score_pairs(
         progress: progress bar (None: only on a terminal).
         norms: normalisations (``sum`` is always there); ``slor`` and ``norm-lp`` need ``unigram``
             (a :mod:`pllscore.unigram` model for this scorer's tokens).
+        convention: ``"paper"`` (default: each sentence as given) or ``"lm-eval"`` (as
+            lm-evaluation-harness scores it: the continuation ``" " + sentence`` of an empty context).
 
     Returns:
         A DataFrame: the pair columns, then ``model``, ``metric``, ``good_score``, ``bad_score``
@@ -59,10 +62,12 @@ def score_pairs(
     sentences = list(dict.fromkeys([*pairs[good].tolist(), *pairs[bad].tolist()]))
     where = {s: i for i, s in enumerate(sentences)}
     try:
+        # the default is left unsaid, so that a scorer-like object without the option still works
+        given = {} if convention == "paper" else {"convention": convention}
         if scorer.kind == "causal":
-            results = scorer.score(sentences, progress=progress)
+            results = scorer.score(sentences, progress=progress, **given)
         else:
-            results = scorer.score(sentences, metric=metrics, progress=progress)
+            results = scorer.score(sentences, metric=metrics, progress=progress, **given)
     except NonFiniteError as e:  # its index is into the distinct sentences: name the sentence instead
         where = f"{scorer.name}: sentence {sentences[e.index]!r:.80}"
         raise NonFiniteError(e.index, e.value, e.dtype, where=where) from None

@@ -125,6 +125,7 @@ def _score_all(
     norms: tuple[str, ...] = ("sum",),
     unigram: Any = None,
     unigram_corpus: Any = None,
+    convention: str = "paper",
     **columns: str,
 ) -> Any:
     import pandas as pd
@@ -136,7 +137,10 @@ def _score_all(
         uni = None
         if any(n in ("slor", "norm-lp") for n in norms):  # a corpus is counted with each model's own tokenizer
             uni = load_unigram(unigram, corpus=unigram_corpus, tokenizer=getattr(scorer, "tokenizer", None))
-        scored = score_pairs(scorer, pairs, metrics=metrics, progress=progress, norms=norms, unigram=uni, **columns)
+        scored = score_pairs(
+            scorer, pairs, metrics=metrics, progress=progress, norms=norms, unigram=uni, convention=convention,
+            **columns,
+        )  # fmt: skip
         at = scored.columns.get_loc("model") + 1
         scored.insert(at, "model_id", ident.model_id)
         scored.insert(at + 1, "model_name", ident.name)
@@ -185,6 +189,7 @@ def _check_folder(output: Path | None, kind: str, settings: dict[str, Any], forc
             f"{output} holds results that do not record how they were made (an earlier pllscore); "
             "use another output folder or --force"
         )
+    old = {"text_convention": "paper", **old}  # a folder written before the option: sentences as given
     for key in dict.fromkeys([*settings, *old]):  # a key only one side has (norms) differs too
         value = settings.get(key)
         if old.get(key) != value:
@@ -264,6 +269,7 @@ def run_blimp(
     unigram_corpus: str | os.PathLike[str] | None = None,
     compile: bool = False,
     share_prefixes: bool = True,
+    convention: str = "paper",
 ) -> EvalResult:
     """Score BLiMP with each model (masked models under ``metrics``, causal ones by log-likelihood).
 
@@ -278,10 +284,16 @@ def run_blimp(
     (a token-count table or ``"wordfreq"``) or ``unigram_corpus`` (counted with each model's
     tokenizer). A folder's rows must have been made with the same norms and unigram source.
     ``compile`` and ``share_prefixes`` are passed to :func:`pllscore.load`.
+
+    ``convention`` says how a sentence is read: ``"paper"`` (default) as given, ``"lm-eval"`` as
+    lm-evaluation-harness reads it (the continuation ``" " + sentence`` of an empty context after
+    lm-eval's prefix token; see :mod:`pllscore.scoring.encoding`). A folder records it and refuses
+    a run made with the other one.
     """
     from pllscore.provenance import content_fingerprint
 
     norms_, norm_record = _norm_settings(norms, unigram, unigram_corpus)
+    conv_record = _convention_settings(convention)
     out = _prepare(output)
     pairs = load_blimp(data, paradigms, limit)
     used = sorted(paradigms) if paradigms else sorted(p.stem for p in Path(data).glob("*.jsonl"))
@@ -290,19 +302,23 @@ def run_blimp(
         "limit": limit,
         "data": "sha256:" + content_fingerprint([Path(data) / f"{uid}.jsonl" for uid in used]),
         "convention": CONVENTION,
+        **conv_record,
         **norm_record,
     }
     adding = _check_folder(out, "blimp", settings, force)
     scorers = _scorers(models, device, dtype, compile=compile, share_prefixes=share_prefixes)
     idents = [_identity(s) for s in scorers]
-    scored = _merge(out, adding, _score_all(scorers, idents, pairs, metrics, progress, norms_, unigram, unigram_corpus))
+    scored = _merge(
+        out, adding, _score_all(scorers, idents, pairs, metrics, progress, norms_, unigram, unigram_corpus, convention)
+    )
     paradigm_acc, summary = blimp_tables(scored)
     if out is not None:
         scored.to_parquet(out / "pairs.parquet", index=False)
         paradigm_acc.to_csv(out / "paradigms.csv", index=False)
         write_tables(summary, out / "summary")
         run = {"data": os.fspath(data), "paradigms": used, "limit": limit, "metrics": metrics, "force": force,
-               "norms": list(norms_), "unigram": _source(unigram, unigram_corpus)}  # fmt: skip
+               "norms": list(norms_), "unigram": _source(unigram, unigram_corpus),
+               "text_convention": convention}  # fmt: skip
         _record(out, "blimp", run, settings, scorers, idents, adding)
     return EvalResult(out, scored, paradigm_acc, summary)
 
@@ -325,6 +341,7 @@ def run_pairs(
     unigram_corpus: str | os.PathLike[str] | None = None,
     compile: bool = False,
     share_prefixes: bool = True,
+    convention: str = "paper",
 ) -> EvalResult:
     """Score any minimal-pair table (csv/tsv/jsonl/parquet); accuracy overall and per ``group``.
 
@@ -336,11 +353,13 @@ def run_pairs(
     ``n`` and ``n_unscored``. ``norms``, ``unigram``, ``unigram_corpus``: as for :func:`run_blimp`
     (``Overall_<norm>`` columns in the summary; ``accuracy_<norm>`` in the accuracy tables).
     ``compile`` and ``share_prefixes`` are passed to :func:`pllscore.load`.
+    ``convention``: as for :func:`run_blimp`.
     """
     from pllscore.io.readers import read_table
     from pllscore.provenance import content_fingerprint
 
     norms_, norm_record = _norm_settings(norms, unigram, unigram_corpus)
+    conv_record = _convention_settings(convention)
     out = _prepare(output)
     table = read_table(file)
     for role, col in (("good", good), ("bad", bad), ("group", group)):
@@ -359,6 +378,7 @@ def run_pairs(
         "good": good,
         "bad": bad,
         "convention": CONVENTION,
+        **conv_record,
         **norm_record,
     }
     adding = _check_folder(out, "pairs", settings, force)
@@ -367,7 +387,9 @@ def run_pairs(
     scored = _merge(
         out,
         adding,
-        _score_all(scorers, idents, table, metrics, progress, norms_, unigram, unigram_corpus, good=good, bad=bad),
+        _score_all(
+            scorers, idents, table, metrics, progress, norms_, unigram, unigram_corpus, convention, good=good, bad=bad
+        ),
     )
     overall = accuracy(scored, [])
     summary = overall.rename(columns={"accuracy": "Overall"}).drop(columns=["model_id", "n", "n_unscored"])
@@ -388,9 +410,17 @@ def run_pairs(
             (out / "groups.csv").unlink()  # made by an earlier run with --group: it would not cover these rows
         write_tables(summary, out / "summary")
         run = {"file": os.fspath(file), "good": good, "bad": bad, "group": group, "metrics": metrics, "force": force,
-               "norms": list(norms_), "unigram": _source(unigram, unigram_corpus)}  # fmt: skip
+               "norms": list(norms_), "unigram": _source(unigram, unigram_corpus),
+               "text_convention": convention}  # fmt: skip
         _record(out, "pairs", run, settings, scorers, idents, adding)
     return EvalResult(out, scored, groups if groups is not None else overall, summary)
+
+
+def _convention_settings(convention: str) -> dict[str, Any]:
+    """What a folder records of the text convention (checked before any model is loaded)."""
+    from pllscore.scoring.encoding import check_convention
+
+    return {"text_convention": check_convention(convention)}
 
 
 def _norm_settings(

@@ -13,7 +13,7 @@ from pllscore.engine.loading import Kind, detect_kind, max_input_length, resolve
 from pllscore.errors import InputError, ModelError, NonFiniteError
 from pllscore.plan.words import check_mask_by, check_words
 from pllscore.results import SentenceScore
-from pllscore.scoring.encoding import Encoded, check_contexts, check_long, check_texts, encode
+from pllscore.scoring.encoding import Encoded, check_contexts, check_convention, check_long, check_texts, encode
 
 #: what ``words=`` may be: a named mode, or one list of words per text
 Words = str | Sequence[Sequence[str]]
@@ -104,6 +104,10 @@ class Scorer:
         """(whether the tokenizer adds its special tokens, the token id put before a text or None)."""
         raise NotImplementedError
 
+    def _lm_eval_encoding(self, contexts: Sequence[str] | None, n: int) -> tuple[bool, int | None | list[int | None]]:
+        """As :meth:`_encoding`, under the ``"lm-eval"`` convention (the prefix may be one per text)."""
+        return self._encoding()
+
     def _tokenize(
         self,
         texts: list[str],
@@ -116,6 +120,7 @@ class Scorer:
         words: Words = "tokenizer",
         word_sep: str = " ",
         mask_by: str = "tokenizer",
+        lead_sep: bool = False,
     ) -> list[Encoded]:
         return encode(
             self.tokenizer,
@@ -130,6 +135,7 @@ class Scorer:
             words=words,
             word_sep=word_sep,
             mask_by=mask_by,
+            lead_sep=lead_sep,
         )
 
     def _encode(
@@ -143,15 +149,18 @@ class Scorer:
         word_sep: str = " ",
         mask_by: str | None = None,
         single: bool = False,
+        convention: str = "paper",
     ) -> list[Encoded]:
         """``texts`` (after their ``context``) encoded as this scorer scores them; ``long``, ``words``
         and ``mask_by`` (None: the scorer's) as :meth:`MaskedScorer.score` takes them; ``single``:
-        the texts were given as one string (so one list of strings is its words)."""
+        the texts were given as one string (so one list of strings is its words); ``convention``: see
+        :mod:`pllscore.scoring.encoding`."""
         contexts = check_contexts(context, len(texts), sep)
         chosen = check_words(self.words if words is None else words, len(texts), single=single)
         if not isinstance(word_sep, str):
             raise InputError(f"word_sep must be a string (what joins the words of a text), got {word_sep!r:.40}")
-        add, prefix = self._encoding()
+        lm_eval = check_convention(convention) == "lm-eval"
+        add, prefix = self._lm_eval_encoding(contexts, len(texts)) if lm_eval else self._encoding()
         windowed = check_long(long or self.long) == "window"
         return self._tokenize(
             texts,
@@ -163,6 +172,7 @@ class Scorer:
             words=chosen,
             word_sep=word_sep,
             mask_by=check_mask_by(self.mask_by if mask_by is None else mask_by),
+            lead_sep=lm_eval,
         )
 
     def check(
@@ -175,15 +185,25 @@ class Scorer:
         words: Words | None = None,
         word_sep: str = " ",
         mask_by: str | None = None,
+        convention: str = "paper",
     ) -> int:
         """Raise the error that scoring ``texts`` would raise, without scoring; return the token count
         (contexts included)."""
         items = check_texts(texts)
         if not items:
             check_contexts(context, 0, sep)
+            check_convention(convention)
             return 0
         encoded = self._encode(
-            items, long, context, sep, words=words, word_sep=word_sep, mask_by=mask_by, single=isinstance(texts, str)
+            items,
+            long,
+            context,
+            sep,
+            words=words,
+            word_sep=word_sep,
+            mask_by=mask_by,
+            single=isinstance(texts, str),
+            convention=convention,
         )
         return sum(len(e.ids) for e in encoded)
 

@@ -20,6 +20,13 @@ or a list of words per text; :mod:`pllscore.plan.words` says which word a token 
 Results follow the user's words; the word-based masked metrics mask by the tokenizer's words
 unless ``mask_by="words"``, in which case :attr:`Encoded.alignment` and ``word_ids`` carry the
 user's words, so windows of long texts mask by them too.
+
+Two conventions (:data:`CONVENTIONS`) say how a text without a context is read. ``"paper"``
+(the default; the convention of the PLL paper's code) encodes the text as given. ``"lm-eval"``
+reads it as lm-evaluation-harness reads a continuation of an empty context: ``sep + text``
+(lm-eval's ``target_delimiter``, a space), so a byte-level BPE's first token is ``" The"``, not
+``"The"``. Spans still index into the text. What a causal LM is conditioned on under each
+convention is the scorer's business (:meth:`pllscore.scoring.base.Scorer._encode`).
 """
 
 from __future__ import annotations
@@ -35,10 +42,23 @@ from pllscore.errors import InputError, InputTooLongError
 from pllscore.plan.align import Alignment, Span, align, restrict
 from pllscore.plan.words import assign, regroup, word_spans
 
-__all__ = ["LONG_MODES", "Encoded", "check_contexts", "check_long", "check_texts", "encode", "targets"]
+__all__ = [
+    "CONVENTIONS",
+    "LONG_MODES",
+    "Encoded",
+    "check_contexts",
+    "check_convention",
+    "check_long",
+    "check_texts",
+    "encode",
+    "targets",
+]
 
 #: what a scorer does with a text longer than the model allows
 LONG_MODES = ("error", "window")
+
+#: how a text is read: as given (the paper's code) or as lm-evaluation-harness reads a continuation
+CONVENTIONS = ("paper", "lm-eval")
 
 
 @dataclass(frozen=True)
@@ -80,6 +100,16 @@ def check_long(long: str) -> str:
     if long not in LONG_MODES:
         raise InputError(f"unknown long-input mode {long!r}; use 'error' (default) or 'window'")
     return long
+
+
+def check_convention(convention: str) -> str:
+    """``convention`` if it is a known one (:data:`CONVENTIONS`), else an :class:`InputError`."""
+    if convention not in CONVENTIONS:
+        raise InputError(
+            f"unknown convention {convention!r}; use 'paper' (default: the text as given) or 'lm-eval' "
+            "(lm-evaluation-harness: the text after a space, as the continuation of an empty context)"
+        )
+    return convention
 
 
 def check_texts(texts: str | Iterable[str]) -> list[str]:
@@ -136,27 +166,30 @@ def encode(
     name: str,
     max_length: int | None,
     add_special_tokens: bool,
-    prefix: int | None = None,
+    prefix: int | None | Sequence[int | None] = None,
     allow_long: bool = False,
     contexts: Sequence[str] | None = None,
     sep: str = " ",
     words: str | Sequence[Sequence[str]] = "tokenizer",
     word_sep: str = " ",
     mask_by: str = "tokenizer",
+    lead_sep: bool = False,
 ) -> list[Encoded]:
     """Encode ``texts`` as given, one :class:`Encoded` each; with ``contexts``, each text after its context.
 
     A text is scored as given: a literal ``"[MASK]"`` or ``"<|endoftext|>"`` in it is text, not a
     special token (``split_special_tokens``); a vocabulary that lists special tokens as pieces gets
     a copy that cannot read them from text; a text that still yields one is refused. ``prefix``
-    (a causal LM's BOS) is put before the ids. A text longer than ``max_length`` is an
-    :class:`InputTooLongError` unless ``allow_long``. ``words`` (checked by
+    (a causal LM's BOS; or one per text) is put before the ids. With ``lead_sep`` a text without a
+    context is encoded as ``sep + text`` (the ``"lm-eval"`` convention). A text longer than
+    ``max_length`` is an :class:`InputTooLongError` unless ``allow_long``. ``words`` (checked by
     :func:`pllscore.plan.words.check_words`), ``word_sep`` and ``mask_by``: see the module's docstring.
     """
     ctx = list(contexts) if contexts is not None else [""] * len(texts)
+    prefixes = list(prefix) if isinstance(prefix, Sequence) else [prefix] * len(texts)
     # where each text begins in the string encoded, and the context lm-eval's rule encodes
-    starts = [len(c) + len(sep) if c else 0 for c in ctx]
-    joint = [c + sep + t if c else t for c, t in zip(ctx, texts)]
+    starts = [len(c) + len(sep) if c or lead_sep else 0 for c in ctx]
+    joint = [c + sep + t if c or lead_sep else t for c, t in zip(ctx, texts)]
     stripped = [c.rstrip() for c in ctx]
     specials = special_ids(tokenizer)
     enc = encode_text(tokenizer, joint, add_special_tokens)
@@ -187,8 +220,8 @@ def encode(
         pieces = list(enc.tokens(i))
         offsets: list[Span] = [(int(a), int(b)) for a, b in enc["offset_mapping"][i]]
         word_ids: list[int | None] = list(enc.word_ids(i))
-        if prefix is not None:
-            ids, pieces = [prefix, *ids], [tokenizer.convert_ids_to_tokens(prefix), *pieces]
+        if prefixes[i] is not None:
+            ids, pieces = [prefixes[i], *ids], [tokenizer.convert_ids_to_tokens(prefixes[i]), *pieces]
             offsets, word_ids = [(0, 0), *offsets], [None, *word_ids]
         if max_length is not None and len(ids) > max_length and not allow_long:
             raise InputTooLongError(i, len(ids), max_length)

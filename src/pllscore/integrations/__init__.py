@@ -1,0 +1,1 @@
+"""Adapters that let other tools use pllscore's scorers (lm-evaluation-harness: :mod:`.lm_eval`)."""

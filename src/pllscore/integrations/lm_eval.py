@@ -1,0 +1,142 @@
+"""pllscore as an lm-evaluation-harness model, registered as ``pllscore``.
+
+``lm_eval --model pllscore --model_args pretrained=PATH,metric=word-l2r --tasks ...`` (or
+``pllscore lm-eval ...``, which imports this module first) runs lm-eval's log-likelihood tasks
+on masked LMs through PLL and on causal LMs through pllscore's engine:
+
+- ``loglikelihood`` scores each ``(context, continuation)`` with ``convention="lm-eval"``: the
+  context is visible and never masked (lm-eval's ``_encode_pair`` split), the continuation is
+  scored under ``metric`` (masked LMs) or by its log-likelihood (causal LMs: exactly lm-eval's
+  ``hf`` model, prefix token included). Requests are grouped by context, one ``score()`` call
+  per context. ``is_greedy``: every scored token has rank 1 in the distribution that scores it
+  (the ``rank`` output of the same pass).
+- ``loglikelihood_rolling`` is the full-text score of each text as given (the ``"paper"``
+  convention, long texts in windows).
+- ``generate_until`` is refused: pllscore scores text, it does not generate.
+
+This is the only module that imports ``lm_eval`` (the ``pllscore[lm-eval]`` extra).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+import lm_eval.models  # noqa: F401  (lm-eval loads its own models only into an empty registry: fill it first)
+import numpy as np
+from lm_eval.api.model import LM
+from lm_eval.api.registry import register_model
+
+from pllscore.errors import InputError, ModelError
+from pllscore.metrics import DEFAULT_METRIC, resolve_metrics
+
+__all__ = ["PllscoreLM"]
+
+_TRUE, _FALSE = ("true", "1", "yes"), ("false", "0", "no")
+
+
+def _flag(name: str, value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    if str(value).lower() in _TRUE + _FALSE:
+        return str(value).lower() in _TRUE
+    raise InputError(f"model_args {name}={value!r}: use true or false")
+
+
+@register_model("pllscore")
+class PllscoreLM(LM):
+    """An lm-eval model backed by a pllscore scorer (masked LM: PLL; causal LM: log-likelihood).
+
+    Args (lm-eval's ``model_args``):
+        pretrained: a Hub name, a local folder or a GGUF file (what :func:`pllscore.load` takes),
+            or a loaded scorer (Python only).
+        metric: the PLL metric of a masked LM (default ``word-l2r``); not for causal LMs.
+        dtype, device, max_tokens, revision, trust_remote_code, stride: as for :func:`pllscore.load`.
+        long: ``error`` (default) or ``window`` for continuations longer than the model allows.
+        greedy: compute ``is_greedy`` (default true; one more pass over the data). With
+            ``greedy=false`` every ``is_greedy`` is False, so never use lm-eval's ``acc`` of a
+            ``loglikelihood`` task nor ``exact_match`` then.
+        batch_size, max_batch_size: lm-eval's; ignored (pllscore batches by ``max_tokens``).
+    """
+
+    def __init__(
+        self,
+        pretrained: Any,
+        metric: str = DEFAULT_METRIC,
+        dtype: str | None = None,
+        device: str | None = None,
+        max_tokens: int | str | None = None,
+        revision: str | None = None,
+        trust_remote_code: bool | str = False,
+        long: str = "error",
+        stride: int | str | None = None,
+        greedy: bool | str = True,
+        batch_size: Any = None,
+        max_batch_size: Any = None,
+        **unknown: Any,
+    ) -> None:
+        super().__init__()
+        if unknown:
+            raise InputError(
+                f"unknown model_args {', '.join(sorted(unknown))} for pllscore; known: pretrained, metric, dtype, "
+                "device, max_tokens, revision, trust_remote_code, long, stride, greedy"
+            )
+        from pllscore.scorer import as_scorer
+
+        self.scorer = as_scorer(
+            pretrained,
+            device=device or "auto",
+            dtype=dtype,
+            revision=revision,
+            trust_remote_code=_flag("trust_remote_code", trust_remote_code),
+            max_tokens=int(max_tokens) if max_tokens is not None else None,
+            long=long,
+            stride=int(stride) if stride is not None else None,
+        )
+        if self.scorer.kind == "causal" and metric != DEFAULT_METRIC:
+            raise InputError(f"metric={metric} is a masked-LM (PLL) metric; {self.scorer.name!r} is a causal LM")
+        self.metric = resolve_metrics(metric)[0] if self.scorer.kind == "masked" else None
+        if self.scorer.kind == "masked" and len(resolve_metrics(metric)) != 1:
+            raise InputError(f"metric={metric}: lm-eval takes one PLL metric per run")
+        self.greedy = _flag("greedy", greedy)
+
+    def loglikelihood(self, requests: list[Any], disable_tqdm: bool = False) -> list[tuple[float, bool]]:
+        """log P(continuation | context) per request (PLL of the continuation for a masked LM), and is_greedy."""
+        by_context: dict[str, list[int]] = defaultdict(list)
+        for i, req in enumerate(requests):
+            context, continuation = req.args
+            by_context[context].append(i)
+        out: list[tuple[float, bool]] = [(0.0, False)] * len(requests)
+        for context, indices in by_context.items():
+            texts = [requests[i].args[1] for i in indices]
+            kwargs = {"context": context or None, "sep": "", "convention": "lm-eval"}
+            outputs = ("rank",) if self.greedy else ()
+            results = self.scorer.score(texts, progress=False, outputs=outputs, **kwargs, **self._metric())
+            for i, r in zip(indices, results):
+                out[i] = (float(r.total), self.greedy and _greedy(r.rank))
+        return out
+
+    def loglikelihood_rolling(self, requests: list[Any], disable_tqdm: bool = False) -> list[float]:
+        """The full-text score of each text, as given (long texts in windows)."""
+        texts = [req.args[0] for req in requests]
+        results = self.scorer.score(texts, progress=False, long="window", **self._metric())
+        return [float(r.total) for r in results]
+
+    def generate_until(self, requests: list[Any], disable_tqdm: bool = False) -> list[str]:
+        """Refused: pllscore scores text and does not generate."""
+        raise ModelError(
+            "pllscore scores text and cannot generate; run generate_until tasks with a generative model (lm-eval's hf)"
+        )
+
+    def _metric(self) -> dict[str, Any]:
+        return {"metric": self.metric} if self.metric is not None else {}
+
+
+def _greedy(rank: Any) -> bool:
+    """Every scored token is the model's top prediction where it is scored (rank 1; NaN: not scored).
+
+    A tie for the top counts as greedy (the rank counts strictly larger logits); lm-eval's argmax
+    counts it only when the target is the first of the tied tokens.
+    """
+    scored = rank[~np.isnan(rank)]
+    return bool(scored.size) and bool(np.all(scored == 1))
