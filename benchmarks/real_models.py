@@ -51,19 +51,39 @@ MODELS = {
     "smollm2": REAL / "smollm2" / "SmolLM2-135M-Instruct.Q4_1.gguf",
     "gemma3": REAL / "gemma3" / "gemma-3-270m-q4_k_m.gguf",
 }
+PLAIN = "plain loop (full float32 log_softmax)"
 BLIMP = HERE.parent.parent / "shared" / "data" / "blimp"
 
 
-class Disagree(SystemExit):
-    pass
+class Disagree(Exception):
+    """Systems that do not compute the same scores: the run stops before timing them."""
+
+    def __init__(self, message: str, rows: list[str] | None = None) -> None:
+        super().__init__(message)
+        self.rows = rows or []
 
 
-def check(name: str, got: np.ndarray, ref: np.ndarray, tol: float, lines: list[str]) -> None:
-    d = np.abs(got - ref)
-    lines.append(f"| {name} | {len(d)} | {d.max():.2e} | {d.mean():.2e} | {'yes' if d.max() <= tol else '**NO**'} |")
-    print(lines[-1], flush=True)
-    if not d.max() <= tol:
-        raise Disagree(f"{name}: per-sentence |diff| up to {d.max():.2e} nats > {tol:.0e}; not timing anything")
+def agreement(outputs: dict[str, np.ndarray], exact: np.ndarray, plain32: np.ndarray, tol: float) -> list[str]:
+    """Table rows; raises Disagree (after the rows are kept) when a system computes something else.
+
+    pllscore must be within ``tol`` of the float64 reference. Another system passes when it is
+    within ``tol`` of the float64 reference or of the same loop with a float32 log_softmax: that
+    is, it computes the same quantity up to the rounding of its own float32 log_softmax (over
+    Gemma-3's 262k entries that alone moves a sentence by up to ~3e-4 nats).
+    """
+    rows, bad = [], []
+    ours = outputs["pllscore"]
+    for name, got in outputs.items():
+        d64, d32, dus = (np.abs(got - r) for r in (exact, plain32, ours))
+        ok = d64.max() <= tol if name == "pllscore" else min(d64.max(), d32.max()) <= tol
+        rows.append(f"| {name} | {len(got)} | {d64.max():.2e} | {d64.mean():.2e} | {d32.max():.2e} | "
+                    f"{'' if name == 'pllscore' else f'{dus.max():.2e}'} | {'yes' if ok else '**NO**'} |")  # fmt: skip
+        print(rows[-1], flush=True)
+        if not ok:
+            bad.append(f"{name} (max |diff| {d64.max():.2e} vs float64, {d32.max():.2e} vs float32)")
+    if bad:
+        raise Disagree(f"per-sentence disagreement over {tol:.0e} nats: {'; '.join(bad)}; nothing timed", rows)
+    return rows
 
 
 def in_process(key: str, args, peak: float, lines: list[str]) -> None:
@@ -84,15 +104,24 @@ def in_process(key: str, args, peak: float, lines: list[str]) -> None:
         "pllscore": lambda: ours.score(texts, progress=False).totals,
         f"lm-eval HFLM (batch {args.batch})": lambda: lm_eval_ll(lm, texts),
         f"minicons ({args.batch} per call)": lambda: minicons_ll(mc, texts, args.batch),
-        f"plain loop (batches of {args.batch}, float32 log_softmax)": lambda: plain_loop(model, tok, texts, args.batch),
+        PLAIN: lambda: plain_loop(model, tok, texts, args.batch),
     }
     lines += [f"\n### {key}: `{path.name}`, {len(texts)} sentences ({tokens} tokens + BOS each)\n"]
-    lines += ["Agreement with the plain loop under a float64 log_softmax, per sentence, nats (before any timing):\n"]
-    lines += ["| system | sentences | max abs diff | mean abs diff | within tol |", "|---|---:|---:|---:|---|"]
-    ref = plain_loop(model, tok, texts, args.batch, exact=True)
-    for name, fn in systems.items():  # also the warm-up of each system
-        check(name, fn(), ref, args.tol, lines)
-    lines += [f"\nBest of {args.repeats} interleaved runs:\n"]
+    lines += [
+        "Agreement, per sentence, nats, before any timing: against the plain loop with a float64 log_softmax "
+        "(the reference), the same loop in float32, and pllscore:\n",
+        "| system | sentences | max abs diff vs float64 | mean | max vs float32 loop | max vs pllscore | agrees |",
+        "|---|---:|---:|---:|---:|---:|---|",
+    ]
+    exact = plain_loop(model, tok, texts, args.batch, exact=True)
+    outputs = {name: fn() for name, fn in systems.items()}  # also the warm-up of each system
+    try:
+        lines += agreement(outputs, exact, outputs[PLAIN], args.tol)
+    except Disagree as e:
+        lines += e.rows
+        raise
+    lines += [f"\nBest of {args.repeats} interleaved runs; lm-eval, minicons and the plain loop in batches of "
+              f"{args.batch}, pllscore in its own (up to 1024 padded tokens):\n"]  # fmt: skip
     lines += ["| system | s | sentences/s | tokens/s | pllscore is x faster |", "|---|---:|---:|---:|---:|"]
     seconds = dict.fromkeys(systems, float("inf"))
     for _ in range(args.repeats):  # interleaved, best of --repeats: the least disturbed run of each
@@ -163,10 +192,10 @@ def end_to_end(key: str, args, lines: list[str]) -> None:
         lines.append(f"| {name} | {s:.1f} | {n / s:.1f} | {', '.join(f'{a:.1f}' for a in acc)} |")
     first, second = seconds.values()
     lines.append(f"\npllscore blimp is **{second / first:.2f}x** as fast as lm-eval end to end; per-sample "
-                 f"log-likelihoods agree to {worst:.2e} nats (tolerance {args.tol:.0e})")  # fmt: skip
+                 f"log-likelihoods agree to {worst:.2e} nats (tolerance {args.e2e_tol:.0e})")  # fmt: skip
     print("\n".join(lines[-5:]), flush=True)
-    if not worst <= args.tol:
-        raise Disagree(f"end to end: pllscore and lm-eval differ by {worst:.2e} nats > {args.tol:.0e}")
+    if not worst <= args.e2e_tol:
+        raise Disagree(f"end to end: pllscore and lm-eval differ by {worst:.2e} nats > {args.e2e_tol:.0e}")
 
 
 def main() -> None:
@@ -175,6 +204,9 @@ def main() -> None:
     ap.add_argument("--n", type=int, default=400, help="good sentences of anaphor_gender_agreement (of 1000)")
     ap.add_argument("--batch", type=int, default=16, help="batch size of lm-eval, minicons and the plain loop")
     ap.add_argument("--tol", type=float, default=1e-4, help="largest per-sentence difference allowed, nats")
+    ap.add_argument("--e2e-tol", type=float, default=1e-3,
+                    help="end to end, pllscore vs lm-eval per sentence: lm-eval's float32 log_softmax over Gemma-3's "
+                    "262k vocabulary alone moves a sentence by up to ~3e-4 nats")  # fmt: skip
     ap.add_argument("--paradigms", nargs="+", default=["anaphor_gender_agreement", "anaphor_number_agreement"])
     ap.add_argument("--e2e-limit", type=int, default=None, help="pairs per paradigm end to end (default all)")
     ap.add_argument("--skip-e2e", action="store_true", help="leave out the end-to-end comparison")
@@ -202,7 +234,7 @@ def main() -> None:
                 end_to_end(key, args, lines)
     except Disagree as e:
         lines.append(f"\n**Aborted**: {e}")
-        raise
+        raise SystemExit(f"aborted: {e}") from None
     finally:
         args.out.write_text("\n".join(lines) + "\n")
         print(f"\nwritten to {args.out}")

@@ -33,10 +33,18 @@ def machine() -> dict[str, str]:
             versions.append(f"{pkg} {version(pkg)}")
         except PackageNotFoundError:
             versions.append(f"{pkg} (not installed)")
+    try:
+        root = Path(__file__).resolve().parents[1]
+        git = ["git", "-C", str(root), "log", "-1", "--format=%h %cs"]
+        commit = subprocess.run(git, capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        commit = "unknown"
+    versions[2] += f" (commit {commit})"
     return {
         "cpu": name.group(1).strip() if name else platform.processor() or platform.machine(),
         "flags": ", ".join(f"{f} {'yes' if f in flags else 'no'}" for f in FLAGS),
         "capability": torch.backends.cpu.get_cpu_capability(),
+        "bf16": "AMX" if "amx_bf16" in flags else "AVX-512 BF16" if "avx512_bf16" in flags else "none (emulated)",
         "threads": str(torch.get_num_threads()),
         "versions": ", ".join(versions),
     }
@@ -45,7 +53,8 @@ def machine() -> dict[str, str]:
 def machine_lines(info: dict[str, str]) -> list[str]:
     return [
         f"* **CPU**: {info['cpu']}; flags: {info['flags']}",
-        f"* **torch.backends.cpu.get_cpu_capability()**: `{info['capability']}`; torch threads: {info['threads']}",
+        f"* **torch.backends.cpu.get_cpu_capability()**: `{info['capability']}`; native bfloat16 arithmetic: "
+        f"{info['bf16']}; oneDNN: {torch.backends.mkldnn.is_available()}; torch threads: {info['threads']}",
         f"* **Software**: {info['versions']}",
     ]
 
@@ -81,10 +90,20 @@ def plain_loop(model, tok, texts: list[str], batch: int = 16, exact: bool = Fals
     return np.array(out)
 
 
+def adds_bos(tok) -> bool:
+    """Whether the tokenizer puts BOS before a text itself (Gemma's does; GPT-2's and SmolLM2's do not)."""
+    return tok.bos_token_id is not None and tok("a")["input_ids"][:1] == [tok.bos_token_id]
+
+
 def minicons_ll(scorer, texts: list[str], batch: int = 16) -> np.ndarray:
+    """minicons' sum of log-probabilities; ``bos_token=True`` only where the tokenizer adds no BOS itself.
+
+    (minicons' own advice: bos_token=True for GPT-2-like tokenizers; with Gemma's it would make two.)
+    """
+    bos = not adds_bos(scorer.tokenizer)
     out: list[float] = []
     for i in range(0, len(texts), batch):
-        out += scorer.sequence_score(texts[i : i + batch], bos_token=True, reduction=lambda x: x.sum(0).item())
+        out += scorer.sequence_score(texts[i : i + batch], bos_token=bos, reduction=lambda x: x.sum(0).item())
     return np.array(out)
 
 

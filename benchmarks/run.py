@@ -1,10 +1,12 @@
 """pllscore vs minicons vs a naive per-copy loop, side by side in one process, on the same model and text.
 
-Run it in the benchmark's own environment (minicons needs transformers < 5):
+Run it in the benchmark's own environment (minicons 0.3.39 works with transformers 5), or any with
+pllscore, minicons and psutil:
 
     make -C benchmarks venv
     benchmarks/.venv/bin/python benchmarks/run.py --eventsadapt 1564 --brown 1000      # the full workloads
     benchmarks/.venv/bin/python benchmarks/run.py --eventsadapt 100 --brown 40         # a quick subset
+    benchmarks/.venv/bin/python benchmarks/run.py --bf16-only                          # bfloat16 vs float32 alone
 
 Models have bert-base-cased and GPT-2-small dimensions with random weights (seeded); the
 tokenizers are trained on the Brown stimuli (cased WordPiece with 28,996 pieces; byte-level
