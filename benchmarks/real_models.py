@@ -157,7 +157,8 @@ def end_to_end(key: str, args, lines: list[str]) -> None:
     import pandas as pd
 
     path = MODELS[key]
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false",
+           "OMP_NUM_THREADS": str(args.threads)}  # fmt: skip
     limit = ["--limit", str(args.e2e_limit)] if args.e2e_limit else []
     with tempfile.TemporaryDirectory(prefix="pllbench-") as tmp:
         tasks = [lm_eval_task(Path(tmp) / "tasks", args.data, p) for p in args.paradigms]

@@ -183,6 +183,17 @@ def naive_pll(model, tok, texts, metric):
     return np.array(totals)
 
 
+def minicons_compat(tok) -> None:
+    """minicons 0.3.39's MaskedLMScorer calls ``tokenizer.batch_encode_plus``, which transformers 5 removed.
+
+    For a list of texts it was the tokenizer's ``__call__``, so the harness aliases it; the agreement
+    check still compares minicons' scores with pllscore's and the naive loop's before timing.
+    """
+    cls = type(tok)
+    if "batch_encode_plus" not in dir(cls):
+        cls.batch_encode_plus = cls.__call__
+
+
 def minicons_pll(scorer, texts, metric, batch):
     name = {"original": "original", "word-l2r": "within_word_l2r"}[metric]
     out = []
@@ -248,6 +259,7 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=torch.get_num_threads())
     ap.add_argument("--bf16", type=int, default=100, help="EventsAdapt sentences for the bfloat16 comparison")
     ap.add_argument("--skip-long", action="store_true", help="skip the 510-token text (about 6 minutes on 2 cores)")
+    ap.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "last-run.md")
     ap.add_argument("--bf16-only", action="store_true", help="only the bfloat16 vs float32 comparison")
     ap.add_argument("--long-only", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -278,6 +290,7 @@ def main() -> None:
     workloads = {"EventsAdapt": ea, "Brown": brown}
 
     ours = pllscore.MaskedScorer(bert, wp)
+    minicons_compat(wp)
     theirs = mscorer.MaskedLMScorer(bert, "cpu", tokenizer=wp)
     peak = gemm_peak()
     lines = [
@@ -365,16 +378,14 @@ def main() -> None:
 
     # one 510-token text (the most bert-base takes), word-l2r
     if args.skip_long:
-        Path(__file__).resolve().parent.joinpath("last-run.md").write_text(
-            "\n".join(lines + ["", *causal_notes, "", *agreement]) + "\n"
-        )
+        args.out.write_text("\n".join(lines + ["", *causal_notes, "", *agreement]) + "\n")
         return
     # in a fresh process, so that its peak RSS is that of loading bert-base and scoring this text
     # alone, not of the allocator's high-water mark from the runs above
     done = subprocess.run([sys.executable, __file__, "--long-only"], capture_output=True, text=True, check=True)
     lines.append("\n" + done.stdout.strip().splitlines()[-1])
     print(lines[-1], flush=True)
-    out = Path(__file__).resolve().parent / "last-run.md"
+    out = args.out
     out.write_text("\n".join(lines + ["", *causal_notes, "", *agreement]) + "\n")
     print(f"\nwritten to {out}")
 
