@@ -106,7 +106,7 @@ def in_process(key: str, args, peak: float, lines: list[str]) -> None:
         f"minicons ({args.batch} per call)": lambda: minicons_ll(mc, texts, args.batch),
         PLAIN: lambda: plain_loop(model, tok, texts, args.batch),
     }
-    lines += [f"\n### {key}: `{path.name}`, {len(texts)} sentences ({tokens} tokens + BOS each)\n"]
+    lines += [f"\n### {key}: `{path.name}`, {len(texts)} sentences ({tokens} tokens, plus a BOS before each)\n"]
     lines += [
         "Agreement, per sentence, nats, before any timing: against the plain loop with a float64 log_softmax "
         "(the reference), the same loop in float32, and pllscore:\n",
