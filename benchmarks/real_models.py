@@ -52,6 +52,8 @@ MODELS = {
     "gemma3": REAL / "gemma3" / "gemma-3-270m-q4_k_m.gguf",
 }
 PLAIN = "plain loop (full float32 log_softmax)"
+# how far a float32 log_softmax may move a sentence's total (measured: 2.5e-4 on Gemma-3's 262k vocabulary)
+F32_SOFTMAX_TOL = 1e-3
 BLIMP = HERE.parent.parent / "shared" / "data" / "blimp"
 
 
@@ -69,13 +71,19 @@ def agreement(outputs: dict[str, np.ndarray], exact: np.ndarray, plain32: np.nda
     pllscore must be within ``tol`` of the float64 reference. Another system passes when it is
     within ``tol`` of the float64 reference or of the same loop with a float32 log_softmax: that
     is, it computes the same quantity up to the rounding of its own float32 log_softmax (over
-    Gemma-3's 262k entries that alone moves a sentence by up to ~3e-4 nats).
+    Gemma-3's 262k entries that alone moves a sentence by up to ~3e-4 nats). That float32 loop
+    must itself be within ``F32_SOFTMAX_TOL`` of the float64 one.
     """
     rows, bad = [], []
     ours = outputs["pllscore"]
     for name, got in outputs.items():
         d64, d32, dus = (np.abs(got - r) for r in (exact, plain32, ours))
-        ok = d64.max() <= tol if name == "pllscore" else min(d64.max(), d32.max()) <= tol
+        if name == "pllscore":
+            ok = d64.max() <= tol
+        elif name == PLAIN:  # the float32 reference itself: it differs from float64 only in its log_softmax
+            ok = d64.max() <= max(tol, F32_SOFTMAX_TOL)
+        else:
+            ok = min(d64.max(), d32.max()) <= tol
         rows.append(f"| {name} | {len(got)} | {d64.max():.2e} | {d64.mean():.2e} | {d32.max():.2e} | "
                     f"{'' if name == 'pllscore' else f'{dus.max():.2e}'} | {'yes' if ok else '**NO**'} |")  # fmt: skip
         print(rows[-1], flush=True)
