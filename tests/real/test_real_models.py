@@ -35,6 +35,7 @@ N_SENTENCES = {"smollm2": 100, "gemma3": 40}
 PARADIGMS = ("anaphor_gender_agreement", "determiner_noun_agreement_2")
 BLIMP_LIMIT = {"smollm2": 15, "gemma3": 8}  # pairs per paradigm
 TOL_SENTENCE = 1e-4  # nats per sentence (and per token), pllscore vs the oracle
+TOL_ROUNDING, MAX_LOOSE = 2e-3, 2  # at most this many sentences between the two, from float32 rounding (below)
 TOL_ORDER = 1e-5  # nats per token, pllscore vs itself on the texts in another order
 # nats per token, pllscore vs itself with another batch size. Batches of other shapes take other
 # float32 matrix-product paths: measured up to 2.3e-5 (SmolLM2) and 1.1e-5 (Gemma) per token, up to 4.1e-5
@@ -128,13 +129,22 @@ def test_loads_as_a_causal_lm_with_its_file_in_the_provenance(real: Real) -> Non
 
 
 def test_log_likelihood_equals_the_oracle(real: Real) -> None:
-    bad = []
+    bad, loose = [], []
     for r, text in zip(real.results, real.texts):
         ids, _, lps = real.oracle[text]
-        if r.n_scored != len(ids) or abs(r.total - sum(lps)) > TOL_SENTENCE:
-            bad.append(f"{text!r}: {r.n_scored} tokens, {r.total:.6f} vs oracle {len(ids)} tokens, {sum(lps):.6f}")
+        diff = abs(r.total - sum(lps))
+        line = f"{text!r}: {r.n_scored} tokens, {r.total:.6f} vs oracle {len(ids)} tokens, {sum(lps):.6f}"
+        if r.n_scored != len(ids) or diff > TOL_ROUNDING:
+            bad.append(line)
+        elif diff > TOL_SENTENCE:
+            loose.append(line)
         else:
             np.testing.assert_allclose(r.logprobs, lps, atol=TOL_SENTENCE, rtol=0)
+    # float32 rounding: on a 2-core AVX-512/AMX Xeon one SmolLM2 sentence of 100 ("Samuel hasn't hated
+    # himself.") is 1.3e-3 nats from the float64 value in any batch (with or without prefix sharing) and
+    # 4e-4 alone, while every other sentence is within 1e-4; a batch's matrix shapes change the float32
+    # summation order, and this model's activations make a few sentences that sensitive
+    assert len(loose) <= MAX_LOOSE, f"{len(loose)} of {len(real.texts)} sentences differ: " + "; ".join(loose[:5])
     assert not bad, f"{len(bad)} of {len(real.texts)} sentences differ: " + "; ".join(bad[:5])
 
 

@@ -54,7 +54,14 @@ class CausalEngine:
         with torch.inference_mode(), precision(self.device, self.autocast):
             rows = plan_trees(seqs, max_tokens) if self.share_prefixes and supports_trees(self.model, seqs) else None
             if rows is not None:
-                return run_trees(self, seqs, rows, max_tokens=max_tokens, progress=progress)
+                out = run_trees(self, seqs, rows, max_tokens=max_tokens, progress=progress)
+                # a NaN or inf in one text reaches the others of its tree row (0 * NaN in attention): run
+                # the texts that got one again on their own, so that the error names the text it is in
+                redo = np.array([i for i, lp in enumerate(out) if not np.isfinite(lp).all()], dtype=np.int64)
+                if len(redo):
+                    lengths = np.array([len(seqs[i]) for i in redo], dtype=np.int64)
+                    run_batches(lengths, max_tokens, lambda b: run_one(redo[b]), progress=False)
+                return out
             lengths = np.array([len(s) for s in seqs], dtype=np.int64)
             run_batches(lengths, max_tokens, run_one, progress=progress, desc="sentences", unit="text")
         return out
