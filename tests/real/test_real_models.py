@@ -128,6 +128,13 @@ def test_loads_as_a_causal_lm_with_its_file_in_the_provenance(real: Real) -> Non
     assert model_record(s)["model_file"] == file and run_record(s, ["causal"])["model_file"] == file
 
 
+def _within_rounding(actual: Any, desired: list[float], what: str) -> None:
+    """Sentence totals within TOL_SENTENCE, but for at most MAX_LOOSE within TOL_ROUNDING (see below)."""
+    diff = np.abs(np.asarray(actual, dtype=float) - np.asarray(desired, dtype=float))
+    assert (diff <= TOL_ROUNDING).all(), f"{what}: differences up to {diff.max():.2e}"
+    assert (diff > TOL_SENTENCE).sum() <= MAX_LOOSE, f"{what}: {(diff > TOL_SENTENCE).sum()} beyond {TOL_SENTENCE}"
+
+
 def test_log_likelihood_equals_the_oracle(real: Real) -> None:
     bad, loose = [], []
     for r, text in zip(real.results, real.texts):
@@ -214,7 +221,8 @@ def test_long_text_in_windows_equals_a_strided_computation_by_hand(real: Real) -
             want += [lp[p - b - 1, ids[p]].item() for p in range(first, e)]
     assert got.n_scored == len(ids) - 1
     np.testing.assert_allclose(got.logprobs, want, atol=TOL_SENTENCE, rtol=0)
-    assert got.total == pytest.approx(sum(want), abs=TOL_SENTENCE)
+    # the total sums every token's float32 rounding (measured 1.6e-4 over 415 nats on the AMX Xeon)
+    assert got.total == pytest.approx(sum(want), abs=TOL_SENTENCE, rel=1e-6)
 
 
 def test_blimp_accuracy_equals_the_oracle_accuracy(real: Real, tmp_path: Path) -> None:
@@ -232,8 +240,8 @@ def test_blimp_accuracy_equals_the_oracle_accuracy(real: Real, tmp_path: Path) -
         good = [sum(_oracle(real, p["sentence_good"])[2]) for p in pairs]
         bad = [sum(_oracle(real, p["sentence_bad"])[2]) for p in pairs]
         mine = res.pairs[res.pairs["paradigm"] == uid]
-        np.testing.assert_allclose(mine["good_score"], good, atol=TOL_SENTENCE, rtol=0)
-        np.testing.assert_allclose(mine["bad_score"], bad, atol=TOL_SENTENCE, rtol=0)
+        _within_rounding(mine["good_score"], good, f"{uid} good")
+        _within_rounding(mine["bad_score"], bad, f"{uid} bad")
         assert acc[uid] == pytest.approx(np.mean([g > b for g, b in zip(good, bad)]), abs=1e-12), uid
     meta = json.loads((tmp_path / "meta.json").read_text())
     (model,) = meta["runs"][-1]["models"]
