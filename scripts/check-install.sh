@@ -39,4 +39,15 @@ if [ "$code" -ne 2 ] || ! grep -q '^Usage: pllscore score' "$work/bad.err" || gr
     cat "$work/bad.err"
     exit 1
 fi
-echo "check-install: wheel installs without extras; --version, score, diagnose and a usage error behave"
+# a command whose extra is missing names the extra in one line, without a traceback
+set +e
+"$cli" lm-eval --tasks blimp_anaphor_gender_agreement >"$work/extra.out" 2>"$work/extra.err"
+code=$?
+set -e
+if [ "$code" -eq 0 ] || ! grep -q "pllscore\[lm-eval\]" "$work/extra.err" || grep -q Traceback "$work/extra.err" \
+    || [ "$(wc -l <"$work/extra.err")" -ne 1 ]; then
+    echo "check-install: pllscore lm-eval without lm_eval should name the extra in one line (got $code):"
+    cat "$work/extra.err"
+    exit 1
+fi
+echo "check-install: wheel installs without extras; --version, score, diagnose, a usage error and a missing extra behave"
