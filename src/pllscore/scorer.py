@@ -23,7 +23,7 @@ from pllscore.plan.masks import build_plan
 from pllscore.results import Results
 from pllscore.scoring.base import Scorer, Words
 from pllscore.scoring.bow import BowTokens, bow_adjust
-from pllscore.scoring.encoding import check_texts, targets
+from pllscore.scoring.encoding import targets
 from pllscore.scoring.outputs import check_outputs, wants_for
 from pllscore.scoring.stitching import CausalWork, MaskedWork, causal_values
 
@@ -109,20 +109,11 @@ class MaskedScorer(Scorer):
         """
         metrics = self.metric if metric is None else resolve_metrics(metric)
         asked = check_outputs(outputs, word_prob, self.kind)
-        items = check_texts(texts)
+        items, encoded = self._encode(
+            texts, long, context, sep, words=words, word_sep=word_sep, mask_by=mask_by, convention=convention
+        )
         if not items:
             return Results()
-        encoded = self._encode(
-            items,
-            long,
-            context,
-            sep,
-            words=words,
-            word_sep=word_sep,
-            mask_by=mask_by,
-            single=isinstance(texts, str),
-            convention=convention,
-        )
         keeps = targets(encoded, spans)
         work = MaskedWork.build(encoded, keeps, self.max_length)
         plan = build_plan(work.sequences, work.alignments, metrics)
@@ -231,20 +222,11 @@ class CausalScorer(Scorer):
             )
         asked = check_outputs(outputs, word_prob, self.kind)
         bow = self._bow_tokens() if "word_correction" in asked else None
-        items = check_texts(texts)
+        items, encoded = self._encode(
+            texts, long, context, sep, words=words, word_sep=word_sep, mask_by=mask_by, convention=convention
+        )
         if not items:
             return Results()
-        encoded = self._encode(
-            items,
-            long,
-            context,
-            sep,
-            words=words,
-            word_sep=word_sep,
-            mask_by=mask_by,
-            single=isinstance(texts, str),
-            convention=convention,
-        )
         keeps = targets(encoded, spans)
         work = CausalWork.build(encoded, self.max_length, self.stride)
         if asked:

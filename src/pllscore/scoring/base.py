@@ -140,7 +140,7 @@ class Scorer:
 
     def _encode(
         self,
-        texts: list[str],
+        given: str | Iterable[str],
         long: str | None,
         context: str | Sequence[str] | None = None,
         sep: str = " ",
@@ -148,21 +148,23 @@ class Scorer:
         words: Words | None = None,
         word_sep: str = " ",
         mask_by: str | None = None,
-        single: bool = False,
         convention: str = "paper",
-    ) -> list[Encoded]:
-        """``texts`` (after their ``context``) encoded as this scorer scores them; ``long``, ``words``
-        and ``mask_by`` (None: the scorer's) as :meth:`MaskedScorer.score` takes them; ``single``:
-        the texts were given as one string (so one list of strings is its words); ``convention``: see
-        :mod:`pllscore.scoring.encoding`."""
+    ) -> tuple[list[str], list[Encoded]]:
+        """The texts ``given`` (checked) and each encoded, after its ``context``, as this scorer scores
+        it; no texts: nothing is encoded. ``long``, ``words`` and ``mask_by`` (None: the scorer's) as
+        :meth:`MaskedScorer.score` takes them (one string given: one list of strings is its words);
+        ``convention``: see :mod:`pllscore.scoring.encoding`."""
+        texts = check_texts(given)
+        if not texts:
+            return texts, []
         contexts = check_contexts(context, len(texts), sep)
-        chosen = check_words(self.words if words is None else words, len(texts), single=single)
+        chosen = check_words(self.words if words is None else words, len(texts), single=isinstance(given, str))
         if not isinstance(word_sep, str):
             raise InputError(f"word_sep must be a string (what joins the words of a text), got {word_sep!r:.40}")
         lm_eval = check_convention(convention) == "lm-eval"
         add, prefix = self._lm_eval_encoding(contexts, len(texts)) if lm_eval else self._encoding()
         windowed = check_long(long or self.long) == "window"
-        return self._tokenize(
+        return texts, self._tokenize(
             texts,
             add_special_tokens=add,
             prefix=prefix,
@@ -189,22 +191,12 @@ class Scorer:
     ) -> int:
         """Raise the error that scoring ``texts`` would raise, without scoring; return the token count
         (contexts included)."""
-        items = check_texts(texts)
+        items, encoded = self._encode(
+            texts, long, context, sep, words=words, word_sep=word_sep, mask_by=mask_by, convention=convention
+        )
         if not items:
             check_contexts(context, 0, sep)
             check_convention(convention)
-            return 0
-        encoded = self._encode(
-            items,
-            long,
-            context,
-            sep,
-            words=words,
-            word_sep=word_sep,
-            mask_by=mask_by,
-            single=isinstance(texts, str),
-            convention=convention,
-        )
         return sum(len(e.ids) for e in encoded)
 
     def _check_finite(self, index: int, values: np.ndarray, read: np.ndarray | None) -> None:
