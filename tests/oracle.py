@@ -43,20 +43,7 @@ def masked_logprobs(model, tokenizer, text: str, metric: str, groups: list[int] 
     ``groups`` (per non-special token, in order, its word) replaces the tokenizer's ``word_ids()``
     as the words that word-l2r and whole-word mask.
     """
-    enc = tokenizer(text)
-    ids, word_ids = enc["input_ids"], enc.word_ids()
-    if groups is not None:
-        it = iter(groups)
-        word_ids = [None if w is None else next(it) for w in word_ids]
-    out = []
-    for t in range(len(ids)):
-        if word_ids[t] is None:
-            continue
-        x = torch.tensor([ids])
-        x[0, sorted(mask_set(metric, t, word_ids))] = tokenizer.mask_token_id
-        logits = model(input_ids=x).logits[0, t]
-        out.append(torch.log_softmax(logits.double(), -1)[ids[t]].item())
-    return out
+    return [lp for lp, _, _ in masked_outputs(model, tokenizer, text, metric, groups)]
 
 
 @torch.inference_mode()
@@ -81,10 +68,16 @@ def _stats(logits, target: int) -> tuple[float, float, int]:
 
 
 @torch.inference_mode()
-def masked_outputs(model, tokenizer, text: str, metric: str) -> list[tuple[float, float, int]]:
-    """Per non-special token of ``text``: (log-probability, entropy, rank) at its masked position under ``metric``."""
+def masked_outputs(
+    model, tokenizer, text: str, metric: str, groups: list[int] | None = None
+) -> list[tuple[float, float, int]]:
+    """Per non-special token of ``text``: (log-probability, entropy, rank) at its masked position under
+    ``metric``; ``groups`` as for :func:`masked_logprobs`."""
     enc = tokenizer(text)
     ids, word_ids = enc["input_ids"], enc.word_ids()
+    if groups is not None:
+        it = iter(groups)
+        word_ids = [None if w is None else next(it) for w in word_ids]
     out = []
     for t in range(len(ids)):
         if word_ids[t] is None:
