@@ -161,6 +161,11 @@ def write_tiny_gguf(path, model, tokenizer) -> None:
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory):
     """(path of the GGUF file, the original model, its tokenizer)."""
+    return make_tiny_gguf(tmp_path_factory.mktemp("gguf"))
+
+
+def make_tiny_gguf(folder):
+    """A random tiny Llama written to ``folder`` as a GGUF file: (its path, the model, its tokenizer)."""
     if not _has("gguf", "accelerate"):
         pytest.skip(f"the gguf extra is not installed ({EXTRA})")
     from transformers import LlamaConfig, LlamaForCausalLM
@@ -187,7 +192,6 @@ def tiny(tmp_path_factory):
         for name, p in model.named_parameters():
             if "norm" in name:
                 p.uniform_(0.5, 1.5)
-    folder = tmp_path_factory.mktemp("gguf")
     path = folder / "tiny-llama.F32.gguf"
     write_tiny_gguf(path, model, tok)
     return path, model, tok

@@ -153,11 +153,11 @@ def table_corpus(tmp_path_factory):
 def _stopped_then_resumed(tmp_path, corpus, first, second, mutate=None):
     """Run ``first`` until one chunk is done, stop it (Ctrl-C), change things, resume with ``second``:
     the one-line error, or None when the resume went through."""
-    import pllscore.scorefile as sf
+    import pllscore.tablejob as tj
     from pllscore import InputError
 
     out = tmp_path / "o.tsv"
-    real, seen = sf.output_rows, {"n": 0}
+    real, seen = tj.output_rows, {"n": 0}
 
     def output_rows(*args, **kwargs):
         seen["n"] += 1
@@ -165,12 +165,12 @@ def _stopped_then_resumed(tmp_path, corpus, first, second, mutate=None):
             raise KeyboardInterrupt
         return real(*args, **kwargs)
 
-    sf.output_rows = output_rows
+    tj.output_rows = output_rows
     try:
         with pytest.raises(Interrupted):
             score_file(corpus, out, progress=False, **{"chunk_size": 4, **first})
     finally:
-        sf.output_rows = real
+        tj.output_rows = real
     if mutate is not None:
         mutate()
     try:

@@ -45,9 +45,3 @@ def test_pairs_take_both_options(tmp_path, shared_gpt2):
     shared = run("pairs", str(path), "--good", "good", "--bad", "bad", "-m", GPT2, "-q")
     assert plain.returncode == 0 and shared.returncode == 0, plain.stderr + shared.stderr
     assert plain.stdout == shared.stdout
-
-
-def test_ray_refuses_the_speed_options(tmp_path):
-    done = run("score", str(tmp_path / "in.txt"), "-m", GPT2, "--engine", "ray", "-o", str(tmp_path), "--compile")
-    assert done.returncode != 0
-    assert "--compile and --no-share-prefixes are not supported with --engine ray" in done.stderr

@@ -17,11 +17,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
-from pllscore.errors import InputError, InputTooLongError, NonFiniteError, PllscoreError
+from pllscore.errors import InputError, NonFiniteError, PllscoreError
 from pllscore.io.readers import InputTable, read_input
 from pllscore.io.writers import ResumableWriter, StreamWriter, check_resume, meta_path, output_format
 from pllscore.provenance import content_fingerprint, model_identity, now, run_record
-from pllscore.scoring.words import WORDS_KEYS, as_words, table_words, words_meta
+from pllscore.tablejob import META_KEYS, ScoreOptions
+from pllscore.tablejob import log_base as log_base_of
 
 __all__ = ["Interrupted", "ScoreSummary", "score_file"]
 
@@ -147,26 +148,26 @@ def score_file(
     Raises:
         Interrupted: on Ctrl-C, after recording progress; rerun with ``resume=True``.
     """
-    from pllscore.metrics import resolve_metrics
     from pllscore.scorer import as_scorer
-    from pllscore.scoring.encoding import check_convention
 
+    options = ScoreOptions(
+        metrics=metrics, level=level, id_column=id_column, base=base, surprisal=surprisal, long=long, norm=norm,
+        unigram=unigram, unigram_corpus=unigram_corpus, context=context, context_column=context_column, sep=sep,
+        words=words, words_column=words_column, word_sep=word_sep, mask_by=mask_by, outputs=tuple(outputs or ()),
+        word_prob=word_prob, convention=convention,
+    )  # fmt: skip
+    options.check()
     out_name = None if output is None or os.fspath(output) == "-" else os.fspath(output)
     fmt = output_format(out_name, format)
-    if level not in ("sentence", "word", "token"):
-        raise InputError(f"unknown level {level!r}; choose sentence, word or token")
     if resume and out_name is None:
         raise InputError("--resume needs an output file (-o); stdout cannot be resumed")
     if resume and isinstance(input, (str, os.PathLike)) and os.fspath(input) == "-":
         raise InputError("--resume needs the input in a file; stdin cannot be checked against the first run")
     if not isinstance(chunk_size, int) or chunk_size < 1:
         raise InputError(f"chunk_size must be a positive integer, got {chunk_size!r}")
-    log_base = base if base in ("e", 2, 2.0) else _base(base)
 
     table = read_input(input, column=column, fmt=input_format, skip_empty=skip_empty)
-    if id_column is not None and id_column not in table.frame.columns:
-        cols = ", ".join(map(str, table.frame.columns))
-        raise InputError(f"id column {id_column!r} not in {table.source}; its columns are: {cols}")
+    options.check_columns(table)  # before the model loads: a wrong column name fails at once
     if (
         out_name is not None
         and table.source != "<stdin>"
@@ -174,9 +175,6 @@ def score_file(
     ):
         raise InputError(f"output {out_name!r} is the input file; choose another output path")
 
-    contexts = _contexts(table, context, context_column)
-    given_words = table_words(table, words, words_column, word_sep)
-    check_convention(convention)
     scorer = as_scorer(
         model,
         device=device,
@@ -191,25 +189,13 @@ def score_file(
         raise InputError(
             f"the scorer given was loaded with stride={scorer.stride}, not {stride}; pass stride to pllscore.load"
         )
-    if scorer.kind == "causal":
-        if metrics:
-            raise InputError(f"{scorer.name!r} is a causal LM, scored by its log-likelihood; drop the metric option")
-        chosen: tuple[str, ...] = ("causal",)
-    else:
-        chosen = scorer.metric if metrics is None or metrics == [] else resolve_metrics(metrics)
-    _check_all(scorer, table, long, contexts, sep, given_words, mask_by, convention)
-    from pllscore.results import check_norms
-    from pllscore.unigram import load_unigram
-
-    uni = load_unigram(unigram, corpus=unigram_corpus, tokenizer=getattr(scorer, "tokenizer", None))
-    norms = tuple(n for n in check_norms(norm, uni) if n not in ("sum", "mean"))  # sum and mean: always there
-    if norms and level != "sentence":
-        raise InputError(f"--norm {norms[0]} is a sentence score; use --level sentence")
-    uni = uni if any(n in ("slor", "norm-lp") for n in norms) else None
-    asked = _check_outputs(outputs, word_prob, scorer.kind, level)
+    prepared = options.prepare(scorer)
+    job = prepared.table(table)
+    chosen = prepared.metrics
 
     causal = scorer.kind == "causal"
     identity = model_identity(scorer)
+    log_base = log_base_of(base)
     meta = {
         "input": os.path.abspath(table.source) if not table.source.startswith("<") else table.source,
         "input_sha256": _input_fingerprint(input, table),
@@ -229,28 +215,12 @@ def score_file(
         **run_record(scorer, chosen),
         "model": identity["name"],  # a folder by its absolute path
         "model_fingerprint": identity["fingerprint"],
-        **({"norm": list(norms), "unigram": uni.describe() if uni is not None else None} if norms else {}),
-        **({"context": context, "context_column": context_column, "sep": sep} if contexts is not None else {}),
-        **words_meta(words, words_column, word_sep, mask_by),
-        **({"outputs": [n for n in asked if n != "word_correction"]} if set(asked) - {"word_correction"} else {}),
-        **({"word_prob": "bow"} if "word_correction" in asked else {}),
-        "convention": convention,
+        **prepared.meta(),
     }
     if resume and out_name is not None and meta_path(out_name).exists():  # the norms change the columns
         old = json.loads(meta_path(out_name).read_text())
         old.setdefault("convention", "paper")  # an output written before the option was scored as given
-        settings = (
-            "norm",
-            "unigram",
-            "context",
-            "context_column",
-            "sep",
-            *WORDS_KEYS,
-            "outputs",
-            "word_prob",
-            "convention",
-        )
-        check_resume(old, meta, settings, repr(out_name))
+        check_resume(old, meta, META_KEYS, repr(out_name))
     n = len(table.rows)
     writer: ResumableWriter | StreamWriter
     if out_name is None:
@@ -265,25 +235,14 @@ def score_file(
     bar = tqdm(
         total=n, initial=start_row, unit="text", desc="scoring", disable=None if progress is None else not progress
     )
-    all_texts = table.texts  # once: slicing table.texts per chunk would rebuild the whole list each time
     try:
         for lo in range(start_row, n, chunk_size):
             hi = min(lo + chunk_size, n)
-            texts = all_texts[lo:hi]
-            kwargs: dict[str, Any] = {} if scorer.kind == "causal" else {"metric": list(chosen)}
-            kwargs["convention"] = convention
-            if contexts is not None:
-                kwargs.update(context=contexts[lo:hi], sep=sep)
-            kwargs.update(words=as_words(given_words, lo, hi), word_sep=word_sep, mask_by=mask_by)
-            if asked:
-                kwargs.update(outputs=[n for n in asked if n != "word_correction"], word_prob=word_prob)
             try:
-                results = scorer.score(texts, progress=False, long=long, **kwargs)
-            except NonFiniteError as e:  # name the input line, not the position within the chunk
-                i = lo + e.index
+                frame = job.rows(lo, hi)
+            except NonFiniteError as e:
                 kept = f"; the {lo} texts before it are kept (--resume continues)" if lo and out_name else ""
-                raise NonFiniteError(i, e.value, e.dtype, where=table.where(i), suffix=kept) from None
-            frame = output_rows(results, table, lo, hi, level, id_column, log_base, surprisal, norm=norms, unigram=uni)
+                raise NonFiniteError(e.index, e.value, e.dtype, where=table.where(e.index), suffix=kept) from None
             writer.append(frame, hi)
             bar.update(hi - lo)
         seconds = time.perf_counter() - t0
@@ -306,19 +265,6 @@ def score_file(
     )
 
 
-def _check_outputs(outputs: Sequence[str], word_prob: str | None, kind: str, level: str) -> tuple[str, ...]:
-    """What the scorer must fill (:func:`pllscore.scoring.outputs.check_outputs`), refused at a level without it."""
-    from pllscore.scoring.outputs import check_outputs
-
-    asked = check_outputs(outputs, word_prob, kind)
-    per_token = [n for n in asked if n != "word_correction"]
-    if per_token and level == "sentence":
-        raise InputError(f"--{per_token[0]} is a per-token output; use --level token or word")
-    if "word_correction" in asked and level != "word":
-        raise InputError("--word-prob bow changes word scores only (tokens and totals are unchanged); use --level word")
-    return asked
-
-
 def _input_fingerprint(input: Any, table: InputTable) -> str | None:
     """SHA-256 of the input file's bytes, or of a list of texts; None for stdin (which cannot be resumed)."""
     if table.source == "<stdin>":
@@ -327,102 +273,3 @@ def _input_fingerprint(input: Any, table: InputTable) -> str | None:
         given = {"texts": table.texts, "rows": table.rows, "skipped": table.skipped}
         return hashlib.sha256(json.dumps(given, ensure_ascii=False).encode()).hexdigest()
     return content_fingerprint([input])
-
-
-def _base(base: float | str) -> float:
-    try:
-        value = float(base)
-    except (TypeError, ValueError):
-        raise InputError(f"base must be e or a number such as 2, got {base!r}") from None
-    if value <= 0 or value == 1:
-        raise InputError(f"base must be positive and not 1, got {base!r}")
-    return value
-
-
-def _contexts(table: InputTable, context: str | None, column: str | None) -> list[str] | None:
-    """Per kept row, its context (from ``context`` or the ``column`` of its row), or None for no context."""
-    if context is not None and column is not None:
-        raise InputError("give either --context or --context-column, not both")
-    if context is not None:
-        if not isinstance(context, str):
-            raise InputError(f"context must be a string, got {type(context).__name__}")
-        return [context] * len(table.rows) if context else None
-    if column is None:
-        return None
-    if column not in table.frame.columns:
-        cols = ", ".join(map(str, table.frame.columns))
-        raise InputError(f"context column {column!r} not in {table.source}; its columns are: {cols}")
-    out = []
-    for i, value in enumerate(table.frame[column].tolist()):
-        if value is None or (isinstance(value, float) and value != value):  # a missing value: no context
-            value = ""
-        if not isinstance(value, str):
-            raise InputError(f"context column {column!r} at {table.where(i)} is a {type(value).__name__}, not text")
-        out.append(value)
-    return out
-
-
-def _check_all(
-    scorer: Any,
-    table: InputTable,
-    long: str,
-    contexts: Sequence[str] | None = None,
-    sep: str = " ",
-    words: str | Sequence[Sequence[str]] = "tokenizer",
-    mask_by: str = "tokenizer",
-    convention: str = "paper",
-) -> None:
-    """Fail before any scoring if some text is too long: an error after hours of work helps nobody."""
-    step = 4096
-    texts = table.texts
-    for lo in range(0, len(texts), step):
-        given: dict[str, Any] = {} if contexts is None else {"context": contexts[lo : lo + step], "sep": sep}
-        # the words were checked against their texts (naming the rows) by _words; here their mode
-        given.update(words=words if isinstance(words, str) else "tokenizer", mask_by=mask_by)
-        try:
-            scorer.check(texts[lo : lo + step], long=long, convention=convention, **given)
-        except InputTooLongError as e:
-            i = lo + e.index
-            raise InputError(
-                f"{table.where(i)} is {e.n_tokens} tokens long (special tokens included) but the model allows "
-                f"at most {e.limit}; shorten or split it, or score it in windows with --long window"
-            ) from None
-        except InputError as e:
-            raise InputError(f"{table.source}: {e}") from None
-
-
-def output_rows(
-    results: Any,
-    table: InputTable,
-    lo: int,
-    hi: int,
-    level: str,
-    id_column: str | None,
-    base: Any,
-    surprisal: bool,
-    *,
-    norm: Sequence[str] | None = None,
-    unigram: Any = None,
-) -> Any:
-    """The output rows of ``table`` rows ``lo:hi`` (shared by the local and the Ray engine)."""
-    import pandas as pd
-
-    from pllscore.results import to_wide_frame
-
-    scores = to_wide_frame(results, level=level, base=base, surprisal=surprisal, norm=norm, unigram=unigram)  # type: ignore[arg-type]
-    local = scores.pop("index").to_numpy()
-    rows = pd.Series(table.rows[lo:hi]).to_numpy()[local]
-    if level == "sentence":
-        carried = table.frame.iloc[lo:hi].reset_index(drop=True)
-        carried = carried.rename(
-            columns={c: f"{c}_input" for c in carried.columns if c in scores.columns or c == "row"}
-        )
-        front = carried.iloc[local].reset_index(drop=True)
-    else:
-        front = (
-            pd.DataFrame({id_column: table.frame[id_column].iloc[lo:hi].to_numpy()[local]})
-            if id_column
-            else pd.DataFrame()
-        )
-    front.insert(0, "row", rows)
-    return pd.concat([front, scores.reset_index(drop=True)], axis=1)

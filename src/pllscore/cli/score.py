@@ -108,24 +108,11 @@ def score_command(
     if engine == "ray":
         from pllscore.distributed.ray import score_dataset
 
-        if norm or unigram or unigram_corpus:
-            raise InputError("--norm and --unigram are not supported with --engine ray yet; score locally")
-        if context is not None or context_column is not None:
-            raise InputError("--context and --context-column are not supported with --engine ray yet; score locally")
-        if words != "tokenizer" or words_column is not None or mask_by != "tokenizer":
-            raise InputError("--words, --words-column and --mask-by are not supported with --engine ray yet")
-        if entropy or rank or word_prob != "sum":
-            raise InputError("--entropy, --rank and --word-prob are not supported with --engine ray yet; score locally")
-        if convention != "paper":
-            raise InputError("--convention lm-eval is not supported with --engine ray yet; score locally")
-
-        if compile or not share_prefixes:
-            raise InputError("--compile and --no-share-prefixes are not supported with --engine ray yet; score locally")
         if input is None or output is None:
             raise InputError("--engine ray needs INPUT (files, a folder or a glob) and -o OUT_DIR")
         ray_summary = score_dataset(
             input, output, address=address, workers=workers, gpus_per_worker=gpus_per_worker,
-            block_rows=block_rows, **common,
+            block_rows=block_rows, **common, **norms, **contexts, **user_words, **extras, **speed,
         )  # fmt: skip
         if not quiet:
             typer.echo(ray_summary.line(), err=True)

@@ -21,13 +21,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pllscore.errors import InputError, NonFiniteError, PllscoreError
+from pllscore.errors import InputError, PllscoreError
 from pllscore.io.formats import INPUT_SUFFIXES as _SUFFIXES
 
 __all__ = ["RaySummary", "score_dataset"]
 
 # the columns the driver adds to each block: its number, and each row's id over all inputs
 _BLOCK, _ROW = "_pllscore_block", "_pllscore_row"
+# and where each row comes from, so that an error names the file and line as the local engine does
+_FILE, _LINE = "_pllscore_file", "_pllscore_line"
 
 
 @dataclass
@@ -95,7 +97,9 @@ def _shard(out: Path, block: int) -> Path:
 class _BlockScorer:
     """Ray Data actor: loads the model once, then scores whole blocks and writes their shards."""
 
-    def __init__(self, model: str, load: dict[str, Any], settings: dict[str, Any], out: str, threads: int) -> None:
+    def __init__(
+        self, model: str, load: dict[str, Any], options: Any, settings: dict[str, Any], out: str, threads: int
+    ) -> None:
         import torch
 
         import pllscore
@@ -103,7 +107,8 @@ class _BlockScorer:
         if threads > 0:
             torch.set_num_threads(threads)
         self.scorer = pllscore.load(model, **load)
-        self.settings, self.out = settings, Path(out)
+        self.prepared = options.prepare(self.scorer)  # the metrics, the unigram model: once per actor
+        self.settings, self.column, self.out = settings, settings["column"], Path(out)
 
     def __call__(self, batch: Any) -> Any:
         import pandas as pd
@@ -114,41 +119,29 @@ class _BlockScorer:
         from pllscore.io.readers import InputTable
         from pllscore.io.writers import write_part
         from pllscore.provenance import run_record
-        from pllscore.scorefile import output_rows
 
         attempts = self.out / "_attempts"
         attempts.mkdir(exist_ok=True)
         attempt = len(list(attempts.glob(f"{block}.*"))) + 1
         (attempts / f"{block}.{attempt}").touch()
-        s = self.settings
         t0 = time.perf_counter()
         rows = frame[_ROW].tolist()
-        data = frame.drop(columns=[_BLOCK, _ROW]).reset_index(drop=True)
+        lines = [None if line < 0 else int(line) for line in frame[_LINE].tolist()]
+        data = frame.drop(columns=[_BLOCK, _ROW, _LINE, _FILE]).reset_index(drop=True)
         table = InputTable(
-            source=s["source"], frame=data, column=s["column"], rows=rows, lines=[None] * len(rows), skipped=[]
+            source=frame[_FILE].iloc[0], frame=data, column=self.column, rows=rows, lines=lines, skipped=[]
         )
-        metrics = s["metrics"]
-        kwargs = {} if self.scorer.kind == "causal" else {"metric": metrics}
-        try:
-            results = self.scorer.score(table.texts, progress=False, **kwargs)
-        except NonFiniteError as e:
-            raise NonFiniteError(
-                rows[e.index], e.value, e.dtype, where=f"row {rows[e.index]} (block {block})"
-            ) from None
-        except PllscoreError as e:
-            index = getattr(e, "index", None)
-            where = f"row {rows[index]} " if index is not None else ""
-            raise InputError(f"{where}(block {block}): {e}") from None
-        out = output_rows(results, table, 0, len(rows), s["level"], s["id_column"], s["base"], s["surprisal"])
-        meta = {
-            **{k: v for k, v in s.items() if k != "source"},
-            **run_record(self.scorer, results.metrics),
-            "block": block,
-        }
+        try:  # the local engine's checks and scoring; an error names the file and line
+            out = self.prepared.table(table).rows(0, len(rows))
+        except PllscoreError as e:  # returned, not raised: Ray's wrappers lose the error's type on the way back
+            return {"block": block, "rows": len(rows), "seconds": time.perf_counter() - t0, "attempt": attempt,
+                    "provenance": None, "error": str(e)}  # fmt: skip
+        record = run_record(self.scorer, self.prepared.metrics)
+        meta = {**self.settings, **self.prepared.meta(), **record, "block": block}
         # one atomic file per block (temporary name, fsync, rename): the block's commit point
         write_part(_shard(self.out, block), out, "parquet", metadata={"pllscore": json.dumps(meta, default=str)})
         return {"block": block, "rows": len(rows), "seconds": time.perf_counter() - t0, "attempt": attempt,
-                "provenance": json.dumps(run_record(self.scorer, results.metrics), default=str)}  # fmt: skip
+                "provenance": json.dumps(record, default=str), "error": None}  # fmt: skip
 
 
 def score_dataset(
@@ -175,6 +168,21 @@ def score_dataset(
     force: bool = False,
     long: str = "error",
     stride: int | None = None,
+    compile: bool = False,
+    share_prefixes: bool = True,
+    norm: str | Sequence[str] | None = None,
+    unigram: str | os.PathLike[str] | None = None,
+    unigram_corpus: str | os.PathLike[str] | None = None,
+    context: str | None = None,
+    context_column: str | None = None,
+    sep: str = " ",
+    words: str = "tokenizer",
+    words_column: str | None = None,
+    word_sep: str = " ",
+    mask_by: str = "tokenizer",
+    outputs: Sequence[str] = (),
+    word_prob: str | None = None,
+    convention: str = "paper",
 ) -> RaySummary:
     """Score files, folders or globs on a Ray cluster; write sharded Parquet into ``output_dir``.
 
@@ -189,7 +197,10 @@ def score_dataset(
         cpus_per_worker, gpus_per_worker: resources per actor.
         block_rows: input rows per block (the unit of work, of resume and of output shards).
         resume: skip blocks whose shard exists; force: delete an existing output first.
-        long, stride: as for :func:`pllscore.load`.
+        long, stride, compile, share_prefixes: as for :func:`pllscore.load`.
+        norm, unigram, unigram_corpus, context, context_column, sep, words, words_column, word_sep, mask_by,
+            outputs, word_prob, convention: as for :func:`pllscore.score_file` (a unigram table or corpus
+            file must be readable by every worker; each actor counts a corpus once).
 
     Returns:
         A summary: rows, blocks, seconds, retried blocks. Output columns are those of a local
@@ -201,16 +212,21 @@ def score_dataset(
     from pllscore.io.readers import read_blocks
     from pllscore.metrics import resolve_metrics
     from pllscore.provenance import command_line, now
+    from pllscore.tablejob import ScoreOptions
 
-    if level not in ("sentence", "word", "token"):
-        raise InputError(f"unknown level {level!r}; choose sentence, word or token")
+    options = ScoreOptions(
+        metrics=metrics, level=level, id_column=id_column, base=base, surprisal=surprisal, long=long, norm=norm,
+        unigram=unigram, unigram_corpus=unigram_corpus, context=context, context_column=context_column, sep=sep,
+        words=words, words_column=words_column, word_sep=word_sep, mask_by=mask_by, outputs=tuple(outputs or ()),
+        word_prob=word_prob, convention=convention,
+    )  # fmt: skip
+    options.check()
     if block_rows < 1:
         raise InputError(f"block_rows must be positive, got {block_rows}")
     files = expand_inputs(inputs)
     out = Path(output_dir)
     kind = _model_kind(model)
-    if kind == "causal" and metrics:
-        raise InputError(f"{model!r} is a causal LM, scored by its log-likelihood; drop the metric option")
+    asked = options.check_kind(kind, model)
     chosen = ["causal"] if kind == "causal" else list(resolve_metrics(metrics or "word-l2r"))
     # what resume compares: the inputs' content (not their paths), the model's files or revision, and
     # every setting that changes a number or a row
@@ -225,6 +241,7 @@ def score_dataset(
         "block_rows": block_rows, "model": identity["name"], "revision": identity["revision"],
         "model_fingerprint": identity["fingerprint"], "metrics": chosen, "dtype": dtype, "long": long,
         "stride": stride, "bos": True if kind == "causal" else None, "pllscore": __version__,
+        **_options_record(options, asked),
     }  # fmt: skip
     meta_file = out / "_meta.json"
     if out.exists() and any(out.iterdir()):
@@ -263,9 +280,7 @@ def score_dataset(
         file_offset = offset
         for table in read_blocks(path, column=column, skip_empty=skip_empty, block_rows=block_rows):
             frame = table.frame
-            if id_column is not None and id_column not in frame.columns:
-                cols = ", ".join(map(str, frame.columns))
-                raise InputError(f"id column {id_column!r} not in {table.source}; its columns are: {cols}")
+            options.check_columns(table)  # the id, context and words columns, before Ray starts
             n_rows = len(table.rows) + len(table.skipped)
             if not n_rows:  # an empty file has no blocks
                 continue
@@ -275,6 +290,8 @@ def score_dataset(
                     f"{text_col!r}; give files with the same columns (or --column), or score them separately"
                 )
             text_col = table.column
+            frame.insert(0, _LINE, [-1 if line is None else line for line in table.lines])
+            frame.insert(0, _FILE, table.source)
             frame.insert(0, _ROW, [file_offset + r for r in table.rows])
             frame.insert(0, _BLOCK, block)
             manifest.append({"block": block, "file": path, "first_row": offset, "rows": n_rows, "scored": len(frame)})
@@ -283,14 +300,14 @@ def score_dataset(
             offset += n_rows
             block += 1
     settings_actor = {"source": ",".join(files), "column": text_col, "level": level, "id_column": id_column,
-                      "base": base, "surprisal": bool(surprisal), "metrics": chosen}  # fmt: skip
+                      "base": base, "surprisal": bool(surprisal)}  # fmt: skip
     done_before = block - len(todo) - sum(1 for m in manifest if m["scored"] == 0)
-    summaries = pd.DataFrame(columns=["block", "rows", "seconds", "attempt", "provenance"])
+    summaries = pd.DataFrame(columns=["block", "rows", "seconds", "attempt", "provenance", "error"])
     if todo:
         cluster_cpus = int(ray.cluster_resources().get("CPU", 1))
         n_workers = workers or max(1, min(len(todo), cluster_cpus // max(cpus_per_worker, 1)))
         load = {"device": "cuda" if gpus_per_worker else device, "dtype": dtype, "max_tokens": max_tokens,
-                "long": long, "stride": stride}  # fmt: skip
+                "long": long, "stride": stride, "compile": compile, "share_prefixes": share_prefixes}  # fmt: skip
         result = ray.data.from_pandas_refs(todo).map_batches(
             _BlockScorer,
             batch_size=None,  # one whole input block per call
@@ -301,6 +318,7 @@ def score_dataset(
             fn_constructor_kwargs={
                 "model": model,
                 "load": load,
+                "options": options,
                 "settings": settings_actor,
                 "out": str(out),
                 "threads": cpus_per_worker,
@@ -311,10 +329,14 @@ def score_dataset(
         try:
             summaries = result.to_pandas()
         except Exception as e:  # Ray wraps errors raised in actors; surface ours as one line
-            cause = getattr(e, "cause", None)
-            if isinstance(cause, PllscoreError):
-                raise InputError(str(cause)) from None
+            ours = _pllscore_cause(e)
+            if ours is not None:
+                raise InputError(str(ours)) from None
             raise
+    failed = summaries[summaries["error"].notna()].sort_values("block") if "error" in summaries else summaries[:0]
+    if len(failed):
+        others = f" ({len(failed)} blocks failed)" if len(failed) > 1 else ""
+        raise InputError(f"{failed['error'].iloc[0]}{others}; the blocks scored are kept, --resume continues")
     missing = [m["block"] for m in manifest if m["scored"] and not _shard(out, m["block"]).exists()]
     if missing:
         raise PllscoreError(f"blocks {missing[:10]} have no output shard after the run; rerun with --resume")
@@ -329,6 +351,21 @@ def score_dataset(
     )  # fmt: skip
     write_json(meta_file, meta)
     return RaySummary(os.fspath(out), offset, block, done_before, seconds, retried, files)
+
+
+def _pllscore_cause(error: BaseException) -> PllscoreError | None:
+    """pllscore's own error inside Ray's wrappers (a task error around a UDF error around ours), if any."""
+    seen: set[int] = set()
+    todo: list[BaseException | None] = [error]
+    while todo:
+        e = todo.pop()
+        if e is None or id(e) in seen:
+            continue
+        if isinstance(e, PllscoreError):
+            return e
+        seen.add(id(e))
+        todo += [getattr(e, "cause", None), e.__cause__, e.__context__]
+    return None
 
 
 def _model_kind(model: str) -> str | None:
@@ -346,3 +383,32 @@ def _model_kind(model: str) -> str | None:
     except (OSError, ValueError, KeyError) as e:
         raise _not_found(model, e) from e
     return detect_kind(config)
+
+
+def _options_record(options: Any, asked: Sequence[str]) -> dict[str, Any]:
+    """What resume compares of the options beyond the common settings: contexts, words, convention,
+    and (when asked) the norms with the unigram source's content, the per-token outputs, the BOW correction."""
+    from pllscore.provenance import content_fingerprint
+    from pllscore.unigram import load_unigram
+
+    out = options.meta()
+    norms = options.norms(options.unigram or options.unigram_corpus)
+    if norms:
+        if options.unigram_corpus is not None and not os.path.isfile(options.unigram_corpus):
+            raise InputError(f"unigram corpus {os.fspath(options.unigram_corpus)!r} not found; check the path")
+        if options.unigram is not None:
+            load_unigram(options.unigram)  # a table is read (and checked) here too, before Ray starts
+        source = options.unigram_corpus if options.unigram_corpus is not None else options.unigram
+        path = os.fspath(source) if isinstance(source, (str, os.PathLike)) else None
+        if path is not None and os.path.isfile(path):
+            unigram = {"file": os.path.abspath(path), "sha256": content_fingerprint([path]),
+                       "kind": "corpus" if options.unigram_corpus is not None else "counts"}  # fmt: skip
+        else:
+            unigram = {"source": str(source)}
+        out.update(norm=list(norms), unigram=unigram)
+    per_token = [n for n in asked if n != "word_correction"]
+    if per_token:
+        out["outputs"] = per_token
+    if "word_correction" in asked:
+        out["word_prob"] = "bow"
+    return out

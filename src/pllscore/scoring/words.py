@@ -8,13 +8,12 @@ scoring, and errors name the input row.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from typing import Any
 
 from pllscore.errors import InputError
 from pllscore.plan.words import check_mask_by, check_words, explicit_spans
 
-__all__ = ["WORDS_KEYS", "as_words", "table_words", "words_meta"]
+__all__ = ["WORDS_KEYS", "table_words", "words_meta"]
 
 #: the run-meta keys of the words settings; ``--resume`` refuses a change in any of them
 WORDS_KEYS = ("words", "words_column", "word_sep", "mask_by")
@@ -77,8 +76,3 @@ def words_meta(words: str, column: str | None, sep: str, mask_by: str) -> dict[s
     if mask_by != "tokenizer":
         out["mask_by"] = mask_by
     return out
-
-
-def as_words(given: str | Sequence[Sequence[str]], lo: int, hi: int) -> str | Sequence[Sequence[str]]:
-    """The words of rows ``lo:hi``: the mode as it is, or the slice of the lists."""
-    return given if isinstance(given, str) else given[lo:hi]

@@ -1,0 +1,301 @@
+"""How a table of texts is scored into output rows: one code path for the local and the Ray engine.
+
+:class:`ScoreOptions` holds every option that changes a number, a row or a column (metrics, level,
+contexts, user words, norms, per-token outputs, convention, ...). It is plain data, so the Ray
+driver can check it without a model and ship it to its actors. :meth:`ScoreOptions.prepare` binds
+it to a loaded scorer (the metrics, the unigram model, the per-token outputs: once per model), and
+:meth:`Prepared.table` to an input table (its contexts and words, every text checked before any
+scoring); :meth:`TableJob.rows` then scores rows ``lo:hi`` and returns their output rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pllscore.errors import InputError, InputTooLongError, NonFiniteError
+from pllscore.io.readers import InputTable
+from pllscore.scoring.words import WORDS_KEYS
+
+__all__ = ["META_KEYS", "Prepared", "ScoreOptions", "TableJob", "output_rows"]
+
+LEVELS = ("sentence", "word", "token")
+#: the keys :meth:`Prepared.meta` may record; ``resume`` refuses a change in any of them
+META_KEYS = ("norm", "unigram", "context", "context_column", "sep", *WORDS_KEYS, "outputs", "word_prob", "convention")
+
+
+@dataclass(frozen=True)
+class ScoreOptions:
+    """What to compute for each row of a table (see :func:`pllscore.score_file` for each option)."""
+
+    metrics: str | Sequence[str] | None = None
+    level: str = "sentence"
+    id_column: str | None = None
+    base: float | str = "e"
+    surprisal: bool = False
+    long: str = "error"
+    norm: str | Sequence[str] | None = None
+    unigram: Any = None
+    unigram_corpus: Any = None
+    context: str | None = None
+    context_column: str | None = None
+    sep: str = " "
+    words: str = "tokenizer"
+    words_column: str | None = None
+    word_sep: str = " "
+    mask_by: str = "tokenizer"
+    outputs: Sequence[str] = ()
+    word_prob: str | None = None
+    convention: str = "paper"
+
+    def check(self) -> None:
+        """The checks that need no model and no input (the Ray driver runs them before starting Ray)."""
+        from pllscore.plan.words import check_mask_by, check_words
+        from pllscore.scoring.encoding import check_convention
+
+        if self.level not in LEVELS:
+            raise InputError(f"unknown level {self.level!r}; choose sentence, word or token")
+        if self.context is not None and self.context_column is not None:
+            raise InputError("give either --context or --context-column, not both")
+        if self.context is not None and not isinstance(self.context, str):
+            raise InputError(f"context must be a string, got {type(self.context).__name__}")
+        if not isinstance(self.words, str):
+            raise InputError("words must be 'tokenizer' or 'whitespace' here; give pre-segmented words in a column")
+        check_words(self.words, 0)
+        if self.words_column is not None and self.words != "tokenizer":
+            raise InputError(f"give either --words {self.words} or --words-column {self.words_column}, not both")
+        check_mask_by(self.mask_by)
+        check_convention(self.convention)
+        log_base(self.base)
+
+    def check_columns(self, table: InputTable) -> None:
+        """Refuse a table without the id, context or words column these options name."""
+        for name, what in ((self.id_column, "id"), (self.context_column, "context"), (self.words_column, "words")):
+            if name is not None and name not in table.frame.columns:
+                cols = ", ".join(map(str, table.frame.columns))
+                raise InputError(f"{what} column {name!r} not in {table.source}; its columns are: {cols}")
+
+    def check_kind(self, kind: str, name: str) -> tuple[str, ...]:
+        """The checks that need the model's kind only; the per-token arrays the scorer must fill."""
+        if kind == "causal" and self.metrics:
+            raise InputError(f"{name!r} is a causal LM, scored by its log-likelihood; drop the metric option")
+        return _check_outputs(self.outputs, self.word_prob, kind, self.level)
+
+    def norms(self, unigram: Any) -> tuple[str, ...]:
+        """The norms that add columns (``sum`` and ``mean`` are always there), checked against ``unigram``."""
+        from pllscore.results import check_norms
+
+        norms = tuple(n for n in check_norms(self.norm, unigram) if n not in ("sum", "mean"))
+        if norms and self.level != "sentence":
+            raise InputError(f"--norm {norms[0]} is a sentence score; use --level sentence")
+        return norms
+
+    def prepare(self, scorer: Any) -> Prepared:
+        """Bind to a loaded scorer: the metrics it computes, the unigram model, the per-token outputs."""
+        from pllscore.metrics import resolve_metrics
+        from pllscore.unigram import load_unigram
+
+        self.check()
+        asked = self.check_kind(scorer.kind, scorer.name)
+        if scorer.kind == "causal":
+            metrics: tuple[str, ...] = ("causal",)
+        else:
+            given = self.metrics
+            metrics = scorer.metric if given is None or given == [] else resolve_metrics(given)
+        uni = load_unigram(self.unigram, corpus=self.unigram_corpus, tokenizer=getattr(scorer, "tokenizer", None))
+        norms = self.norms(uni)
+        uni = uni if any(n in ("slor", "norm-lp") for n in norms) else None
+        return Prepared(self, scorer, tuple(metrics), norms, uni, asked)
+
+    def meta(self) -> dict[str, Any]:
+        """The contexts, words and convention as a run records them (``resume`` compares them); the defaults
+        of the words options are left out, so that outputs written before them resume as before."""
+        from pllscore.scoring.words import words_meta
+
+        out: dict[str, Any] = {}
+        if self.context or self.context_column is not None:
+            out.update(context=self.context, context_column=self.context_column, sep=self.sep)
+        out.update(words_meta(self.words, self.words_column, self.word_sep, self.mask_by))
+        out["convention"] = self.convention
+        return out
+
+
+@dataclass
+class Prepared:
+    """:class:`ScoreOptions` bound to a scorer; :meth:`table` binds it to an input table."""
+
+    options: ScoreOptions
+    scorer: Any
+    metrics: tuple[str, ...]
+    norms: tuple[str, ...]
+    unigram: Any
+    asked: tuple[str, ...]
+
+    @property
+    def outputs(self) -> list[str]:
+        """The per-token outputs asked (entropy, rank), without the BOW correction's internal array."""
+        return [n for n in self.asked if n != "word_correction"]
+
+    def meta(self) -> dict[str, Any]:
+        """What the run records of the options, with the metrics, norms and outputs as resolved."""
+        out = self.options.meta()
+        if self.norms:
+            out.update(norm=list(self.norms), unigram=self.unigram.describe() if self.unigram is not None else None)
+        if self.outputs:
+            out["outputs"] = self.outputs
+        if "word_correction" in self.asked:
+            out["word_prob"] = "bow"
+        return out
+
+    def table(self, table: InputTable) -> TableJob:
+        """Bind to ``table``: its contexts and words read and checked, every text checked (too long, empty, ...)."""
+        from pllscore.scoring.words import table_words
+
+        o = self.options
+        o.check_columns(table)
+        contexts = _contexts(table, o.context, o.context_column)
+        words = table_words(table, o.words, o.words_column, o.word_sep)
+        job = TableJob(self, table, contexts, words)
+        job.check()
+        return job
+
+
+@dataclass
+class TableJob:
+    """One input table under prepared options: :meth:`rows` scores a slice of it."""
+
+    prepared: Prepared
+    table: InputTable
+    contexts: list[str] | None
+    words: str | list[list[str]]
+    _texts: list[str] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self._texts = self.table.texts  # once: table.texts rebuilds the whole list
+
+    def check(self) -> None:
+        """Fail before any scoring if some text is too long: an error after hours of work helps nobody."""
+        o, table = self.prepared.options, self.table
+        step = 4096
+        for lo in range(0, len(self._texts), step):
+            given: dict[str, Any] = {}
+            if self.contexts is not None:
+                given.update(context=self.contexts[lo : lo + step], sep=o.sep)
+            # the words were checked against their texts (naming the rows) by table_words; here their mode
+            given.update(words=self.words if isinstance(self.words, str) else "tokenizer", mask_by=o.mask_by)
+            try:
+                self.prepared.scorer.check(self._texts[lo : lo + step], long=o.long, convention=o.convention, **given)
+            except InputTooLongError as e:
+                i = lo + e.index
+                raise InputError(
+                    f"{table.where(i)} is {e.n_tokens} tokens long (special tokens included) but the model allows "
+                    f"at most {e.limit}; shorten or split it, or score it in windows with --long window"
+                ) from None
+            except InputError as e:
+                raise InputError(f"{table.source}: {e}") from None
+
+    def score(self, lo: int, hi: int) -> Any:
+        """The :class:`~pllscore.Results` of rows ``lo:hi``; a non-finite score names the input row."""
+        p, o = self.prepared, self.prepared.options
+        kwargs: dict[str, Any] = {} if p.scorer.kind == "causal" else {"metric": list(p.metrics)}
+        if self.contexts is not None:
+            kwargs.update(context=self.contexts[lo:hi], sep=o.sep)
+        words = self.words if isinstance(self.words, str) else self.words[lo:hi]
+        if p.asked:
+            kwargs.update(outputs=p.outputs, word_prob=o.word_prob)
+        try:
+            return p.scorer.score(
+                self._texts[lo:hi], progress=False, long=o.long, convention=o.convention, words=words,
+                word_sep=o.word_sep, mask_by=o.mask_by, **kwargs,
+            )  # fmt: skip
+        except NonFiniteError as e:  # name the input line, not the position within the slice
+            i = lo + e.index
+            raise NonFiniteError(i, e.value, e.dtype, where=self.table.where(i)) from None
+
+    def rows(self, lo: int, hi: int) -> Any:
+        """The output rows of input rows ``lo:hi``: their scores, with the input's columns at sentence level."""
+        p, o = self.prepared, self.prepared.options
+        return output_rows(
+            self.score(lo, hi), self.table, lo, hi, o.level, o.id_column, log_base(o.base), o.surprisal,
+            norm=p.norms, unigram=p.unigram,
+        )  # fmt: skip
+
+
+def log_base(base: float | str) -> float | str:
+    """``"e"``, 2, or another valid base as a float."""
+    if base in ("e", 2, 2.0):
+        return base
+    try:
+        value = float(base)
+    except (TypeError, ValueError):
+        raise InputError(f"base must be e or a number such as 2, got {base!r}") from None
+    if value <= 0 or value == 1:
+        raise InputError(f"base must be positive and not 1, got {base!r}")
+    return value
+
+
+def _check_outputs(outputs: Sequence[str], word_prob: str | None, kind: str, level: str) -> tuple[str, ...]:
+    """What the scorer must fill (:func:`pllscore.scoring.outputs.check_outputs`), refused at a level without it."""
+    from pllscore.scoring.outputs import check_outputs
+
+    asked = check_outputs(outputs, word_prob, kind)
+    per_token = [n for n in asked if n != "word_correction"]
+    if per_token and level == "sentence":
+        raise InputError(f"--{per_token[0]} is a per-token output; use --level token or word")
+    if "word_correction" in asked and level != "word":
+        raise InputError("--word-prob bow changes word scores only (tokens and totals are unchanged); use --level word")
+    return asked
+
+
+def _contexts(table: InputTable, context: str | None, column: str | None) -> list[str] | None:
+    """Per kept row, its context (from ``context`` or the ``column`` of its row), or None for no context."""
+    if context is not None:
+        return [context] * len(table.rows) if context else None
+    if column is None:
+        return None
+    out = []
+    for i, value in enumerate(table.frame[column].tolist()):
+        if value is None or (isinstance(value, float) and value != value):  # a missing value: no context
+            value = ""
+        if not isinstance(value, str):
+            raise InputError(f"context column {column!r} at {table.where(i)} is a {type(value).__name__}, not text")
+        out.append(value)
+    return out
+
+
+def output_rows(
+    results: Any,
+    table: InputTable,
+    lo: int,
+    hi: int,
+    level: str,
+    id_column: str | None,
+    base: Any,
+    surprisal: bool,
+    *,
+    norm: Sequence[str] | None = None,
+    unigram: Any = None,
+) -> Any:
+    """The output rows of ``table`` rows ``lo:hi``."""
+    import pandas as pd
+
+    from pllscore.results import to_wide_frame
+
+    scores = to_wide_frame(results, level=level, base=base, surprisal=surprisal, norm=norm, unigram=unigram)  # type: ignore[arg-type]
+    local = scores.pop("index").to_numpy()
+    rows = pd.Series(table.rows[lo:hi]).to_numpy()[local]
+    if level == "sentence":
+        carried = table.frame.iloc[lo:hi].reset_index(drop=True)
+        carried = carried.rename(
+            columns={c: f"{c}_input" for c in carried.columns if c in scores.columns or c == "row"}
+        )
+        front = carried.iloc[local].reset_index(drop=True)
+    else:
+        front = (
+            pd.DataFrame({id_column: table.frame[id_column].iloc[lo:hi].to_numpy()[local]})
+            if id_column
+            else pd.DataFrame()
+        )
+    front.insert(0, "row", rows)
+    return pd.concat([front, scores.reset_index(drop=True)], axis=1)
