@@ -16,6 +16,7 @@ from pllscore import CausalScorer
 from pllscore.engine import prefix_tree
 from pllscore.engine.causal import CausalEngine
 from pllscore.engine.prefix_tree import plan_trees, supports_trees
+from pllscore.engine.readout import Wants
 from tests import oracle
 from tests import tokenizers_fixtures as tf
 
@@ -116,6 +117,46 @@ def test_shared_prefixes_equal_the_plain_pass(engines, family, seqs, budget):
     for p, s in zip(plain, shared):
         assert p.shape == s.shape
         np.testing.assert_allclose(s, p, atol=1e-5, rtol=0)
+
+
+def _outputs(model, seqs, share, wants, max_tokens=64):
+    engine = CausalEngine(model, pad_token_id=0, vocab_size=model.config.vocab_size, share_prefixes=share)
+    return engine.run_outputs(seqs, wants, max_tokens=max_tokens)
+
+
+@pytest.mark.parametrize("family", ["gpt2-bpe", "llama-unigram", "gemma3", "qwen2"])
+@SETTINGS
+@given(seqs=sequences, budget=st.integers(12, 120), entropy=st.booleans(), rank=st.booleans(), in_set=st.booleans())
+def test_shared_prefixes_give_the_plain_outputs(engines, family, seqs, budget, entropy, rank, in_set):
+    """Entropy, rank and a token set's probability (BOW's word end, also after the last token) through the
+    trees equal the plain pass's."""
+    model = engines[family]
+    vocab = model.config.vocab_size
+    token_set = torch.from_numpy(np.arange(vocab) % 3 == 0) if in_set else None
+    wants = Wants(entropy=entropy, rank=rank, token_set=token_set)
+    plain = _outputs(model, seqs, False, wants)
+    shared = _outputs(model, seqs, True, wants, max_tokens=budget)
+    for p, s in zip(plain, shared):
+        assert sorted(p) == sorted(s)
+        for k in p:
+            assert p[k].shape == s[k].shape, k
+            # ranks: an item within float rounding of the target may count either way in another batch shape
+            np.testing.assert_allclose(s[k], p[k], atol=1e-5 if k != "rank" else 1, rtol=0, err_msg=k)
+
+
+def test_trees_with_outputs_share_work(engines, monkeypatch):
+    """With outputs asked the trees do run (the node count, not the token count, reaches the model)."""
+    seen = []
+    real = prefix_tree._run_rows
+
+    def spy(engine, rows, wants):
+        seen.append(sum(r.size for r in rows))
+        return real(engine, rows, wants)
+
+    monkeypatch.setattr(prefix_tree, "_run_rows", spy)
+    seqs = [np.array([1, 3, 4, 5, 6, 7]), np.array([1, 3, 4, 5, 6, 8])]
+    _outputs(engines["qwen2"], seqs, True, Wants(entropy=True, rank=True))
+    assert sum(seen) == 7
 
 
 def test_gemma3_with_sliding_windows_shares_only_within_the_window(engines):

@@ -11,7 +11,7 @@ import torch
 from pllscore.engine.executor import precision, run_batches
 from pllscore.engine.heads import split_causal_lm
 from pllscore.engine.prefix_tree import plan_trees, run_trees, supports_trees
-from pllscore.engine.readout import Wants, pick_logprobs, pick_outputs, read_logprobs, read_outputs
+from pllscore.engine.readout import Wants, pick_outputs, read_outputs
 
 __all__ = ["CausalEngine"]
 
@@ -44,27 +44,7 @@ class CausalEngine:
         self, sequences: Sequence[Sequence[int]], *, max_tokens: int, progress: bool | None = None
     ) -> list[np.ndarray]:
         """Per sequence, ``log p(token_i | tokens_<i)`` in nats (float64) for i = 1 .. n-1."""
-        seqs = [np.asarray(s, dtype=np.int64) for s in sequences]
-        out: list[np.ndarray] = [np.empty(0)] * len(seqs)
-
-        def run_one(batch: np.ndarray) -> None:
-            for i, lp in zip(batch, self._run_batch([seqs[i] for i in batch])):
-                out[i] = lp
-
-        with torch.inference_mode(), precision(self.device, self.autocast):
-            rows = plan_trees(seqs, max_tokens) if self.share_prefixes and supports_trees(self.model, seqs) else None
-            if rows is not None:
-                out = run_trees(self, seqs, rows, max_tokens=max_tokens, progress=progress)
-                # a NaN or inf in one text reaches the others of its tree row (0 * NaN in attention): run
-                # the texts that got one again on their own, so that the error names the text it is in
-                redo = np.array([i for i, lp in enumerate(out) if not np.isfinite(lp).all()], dtype=np.int64)
-                if len(redo):
-                    lengths = np.array([len(seqs[i]) for i in redo], dtype=np.int64)
-                    run_batches(lengths, max_tokens, lambda b: run_one(redo[b]), progress=False)
-                return out
-            lengths = np.array([len(s) for s in seqs], dtype=np.int64)
-            run_batches(lengths, max_tokens, run_one, progress=progress, desc="sentences", unit="text")
-        return out
+        return self._run(sequences, None, max_tokens, progress)
 
     def run_outputs(
         self, sequences: Sequence[Sequence[int]], wants: Wants, *, max_tokens: int, progress: bool | None = None
@@ -75,64 +55,65 @@ class CausalEngine:
         ``set`` is log P(next token in the set) at every position 0 .. n-1, the last one included
         (the distribution after the whole sequence).
         """
+        if not wants.any:
+            return [{"logprob": lp} for lp in self.run(sequences, max_tokens=max_tokens, progress=progress)]
+        return self._run(sequences, wants, max_tokens, progress)
+
+    def _run(
+        self, sequences: Sequence[Sequence[int]], wants: Wants | None, max_tokens: int, progress: bool | None
+    ) -> list[Any]:
         seqs = [np.asarray(s, dtype=np.int64) for s in sequences]
-        out: list[dict[str, np.ndarray]] = [{}] * len(seqs)
+        out: list[Any] = [None] * len(seqs)
 
         def run_one(batch: np.ndarray) -> None:
             for i, values in zip(batch, self._run_batch([seqs[i] for i in batch], wants)):
                 out[i] = values
 
         with torch.inference_mode(), precision(self.device, self.autocast):
+            rows = plan_trees(seqs, max_tokens) if self.share_prefixes and supports_trees(self.model, seqs) else None
+            if rows is not None:
+                out = run_trees(self, seqs, rows, wants, max_tokens=max_tokens, progress=progress)
+                # a NaN or inf in one text reaches the others of its tree row (0 * NaN in attention): run
+                # the texts that got one again on their own, so that the error names the text it is in
+                logprobs = (v if wants is None else v["logprob"] for v in out)
+                redo = np.array([i for i, lp in enumerate(logprobs) if not np.isfinite(lp).all()], dtype=np.int64)
+                if len(redo):
+                    lengths = np.array([len(seqs[i]) for i in redo], dtype=np.int64)
+                    run_batches(lengths, max_tokens, lambda b: run_one(redo[b]), progress=False)
+                return out
             lengths = np.array([len(s) for s in seqs], dtype=np.int64)
             run_batches(lengths, max_tokens, run_one, progress=progress, desc="sentences", unit="text")
         return out
 
     def _run_batch(self, seqs: list[np.ndarray], wants: Wants | None = None) -> list[Any]:
+        """One padded batch: per sequence its log-probabilities, or with ``wants`` a dict of outputs."""
         lengths = np.array([len(s) for s in seqs], dtype=np.int64)
         ids = np.full((len(seqs), int(lengths.max())), self.pad_token_id, dtype=np.int64)
         for row, s in enumerate(seqs):
             ids[row, : len(s)] = s
         cols = np.arange(ids.shape[1])
         attention = (cols[None, :] < lengths[:, None]).astype(np.int64)
-        predicts = cols[None, :-1] < (lengths[:, None] - 1)  # position j predicts token j + 1
-        if wants is not None and wants.any:
-            return self._outputs_batch(ids, lengths, attention, wants)
-        dev = self.device
-        t_ids, t_att = torch.from_numpy(ids).to(dev), torch.from_numpy(attention).to(dev)
-        t_pred = torch.from_numpy(predicts).to(dev)
-        targets = t_ids[:, 1:][t_pred]
-        if self.parts is not None:
-            decoder, head = self.parts
-            # use_cache=False: a key/value cache would only copy every layer's keys and values
-            hidden = decoder(input_ids=t_ids, attention_mask=t_att, use_cache=False)[0]
-            lp = read_logprobs(head, hidden[:, :-1][t_pred], targets, self.vocab_size)
-        else:
-            logits = self.model(input_ids=t_ids, attention_mask=t_att, use_cache=False).logits
-            lp = pick_logprobs(logits[:, :-1][t_pred], targets)
-        flat = lp.double().cpu().numpy()
-        return np.split(flat, np.cumsum(lengths - 1)[:-1])
-
-    def _outputs_batch(
-        self, ids: np.ndarray, lengths: np.ndarray, attention: np.ndarray, wants: Wants
-    ) -> list[dict[str, np.ndarray]]:
-        # every position is read, the last one too (its ``set`` is the distribution after the
-        # sequence); its target is a placeholder and its logprob, entropy and rank are dropped
-        cols = np.arange(ids.shape[1])
-        reads = cols[None, :] < lengths[:, None]
+        # position j predicts token j + 1; with outputs the last position is read too (its ``set`` is the
+        # distribution after the sequence): its target is a placeholder, its logprob, entropy, rank dropped
+        n_reads = lengths - 1 if wants is None else lengths
+        reads = cols[None, :] < n_reads[:, None]
         shifted = np.concatenate([ids[:, 1:], np.zeros((len(ids), 1), dtype=np.int64)], axis=1)
         dev = self.device
         t_ids, t_att = torch.from_numpy(ids).to(dev), torch.from_numpy(attention).to(dev)
         t_reads = torch.from_numpy(reads).to(dev)
         targets = torch.from_numpy(shifted).to(dev)[t_reads]
-        kw = wants.kwargs(dev)
+        kw = {} if wants is None else wants.kwargs(dev)
         if self.parts is not None:
             decoder, head = self.parts
+            # use_cache=False: a key/value cache would only copy every layer's keys and values
             hidden = decoder(input_ids=t_ids, attention_mask=t_att, use_cache=False)[0]
             got = read_outputs(head, hidden[t_reads], targets, self.vocab_size, **kw)
         else:
             logits = self.model(input_ids=t_ids, attention_mask=t_att, use_cache=False).logits
             got = pick_outputs(logits[t_reads], targets, **kw)
         flat = {k: v.double().cpu().numpy() for k, v in got.items()}
-        bounds = np.cumsum(lengths)[:-1]
+        bounds = np.cumsum(n_reads)[:-1]
+        if wants is None:
+            return np.split(flat["logprob"], bounds)
         split = {k: np.split(v, bounds) for k, v in flat.items()}
-        return [{k: (v[row] if k == "set" else v[row][:-1]) for k, v in split.items()} for row in range(len(lengths))]
+        return [{k: (v[row] if k == "set" else v[row][:-1]) for k, v in split.items()} for row in range(len(seqs))]

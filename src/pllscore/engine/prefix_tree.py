@@ -20,7 +20,7 @@ import numpy as np
 import torch
 
 from pllscore.engine.executor import run_batches
-from pllscore.engine.readout import pick_logprobs, read_logprobs
+from pllscore.engine.readout import Wants, pick_outputs, read_outputs
 from pllscore.plan.prefixes import TreeRow, ancestor_mask, pack_trees
 
 __all__ = ["TREE_TYPES", "plan_trees", "run_trees", "supports_trees"]
@@ -56,16 +56,25 @@ def plan_trees(seqs: list[np.ndarray], max_tokens: int) -> list[TreeRow] | None:
 
 
 def run_trees(
-    engine: Any, seqs: list[np.ndarray], rows: list[TreeRow], *, max_tokens: int, progress: bool | None = None
-) -> list[np.ndarray]:
-    """Per sequence, ``log p(token_i | tokens_<i)`` for i = 1 .. n-1 (float64), as ``CausalEngine.run``."""
-    out: list[np.ndarray] = [np.empty(0)] * len(seqs)
+    engine: Any,
+    seqs: list[np.ndarray],
+    rows: list[TreeRow],
+    wants: Wants | None = None,
+    *,
+    max_tokens: int,
+    progress: bool | None = None,
+) -> list[Any]:
+    """Per sequence what ``CausalEngine.run`` gives (``wants`` None) or ``CausalEngine.run_outputs`` gives."""
+    out: list[Any] = [None] * len(seqs)
 
     def run_one(batch: np.ndarray) -> None:
         picked = [rows[r] for r in batch]
-        for row, node_lp in zip(picked, _run_rows(engine, picked)):
+        for row, nodes in zip(picked, _run_rows(engine, picked, wants)):
             for item, path in zip(row.items, row.paths):
-                out[item] = node_lp[path[1:]]
+                # a node's logprob, entropy and rank score it (read at its parent); its ``set`` is read at
+                # itself: the distribution after it, for every position of the sequence, the last included
+                got = {k: (v[path] if k == "set" else v[path[1:]]) for k, v in nodes.items()}
+                out[item] = got["logprob"] if wants is None else got
 
     run_batches(
         np.array([r.size for r in rows], dtype=np.int64),
@@ -79,8 +88,9 @@ def run_trees(
     return out
 
 
-def _run_rows(engine: Any, rows: list[TreeRow]) -> list[np.ndarray]:
-    """Per row, the log-probability of each node given its ancestors (NaN for roots)."""
+def _run_rows(engine: Any, rows: list[TreeRow], wants: Wants | None) -> list[dict[str, np.ndarray]]:
+    """Per row and node: the log-probability (and outputs ``wants`` asks for) of the node given its
+    ancestors (NaN for roots); ``set`` at every node, read from the node's own hidden state."""
     width = max(r.size for r in rows)
     ids = np.full((len(rows), width), engine.pad_token_id, dtype=np.int64)
     positions = np.zeros((len(rows), width), dtype=np.int64)
@@ -90,9 +100,13 @@ def _run_rows(engine: Any, rows: list[TreeRow]) -> list[np.ndarray]:
         ids[b, : r.size] = r.tokens
         positions[b, : r.size] = r.depths
         allowed[b, : r.size, : r.size] = ancestor_mask(r.parents)
-    rb = np.concatenate([np.full(int((r.parents >= 0).sum()), b, dtype=np.int64) for b, r in enumerate(rows)])
-    child = np.concatenate([np.flatnonzero(r.parents >= 0) for r in rows])
-    parent = np.concatenate([r.parents[r.parents >= 0] for r in rows])
+    # the reads: each node from its parent's hidden state (its own token the target); with a token set,
+    # each node without children from its own state too (a placeholder target), for the ``set`` after it
+    want_set = wants is not None and wants.token_set is not None
+    reads = [_reads(r, want_set) for r in rows]
+    rb = np.concatenate([np.full(len(nodes), b, dtype=np.int64) for b, (nodes, _) in enumerate(reads)])
+    node = np.concatenate([nodes for nodes, _ in reads])
+    at = np.concatenate([at for _, at in reads])
 
     dev = engine.device
     t_ids = torch.from_numpy(ids).to(dev)
@@ -103,22 +117,43 @@ def _run_rows(engine: Any, rows: list[TreeRow]) -> list[np.ndarray]:
         mask = torch.zeros(mask.shape, dtype=torch.float32, device=dev).masked_fill_(
             ~mask, torch.finfo(torch.float32).min
         )
-    t_rb, t_child, t_parent = (torch.from_numpy(a).to(dev) for a in (rb, child, parent))
-    targets = t_ids[t_rb, t_child]
+    t_rb, t_node, t_at = (torch.from_numpy(a).to(dev) for a in (rb, node, at))
+    targets = t_ids[t_rb, t_node]
+    kw = {} if wants is None else wants.kwargs(dev)
     if engine.parts is not None:
         decoder, head = engine.parts
         hidden = decoder(input_ids=t_ids, attention_mask=mask, position_ids=t_pos, use_cache=False)[0]
-        lp = read_logprobs(head, hidden[t_rb, t_parent], targets, engine.vocab_size)
+        got = read_outputs(head, hidden[t_rb, t_at], targets, engine.vocab_size, **kw)
     else:
         logits = engine.model(input_ids=t_ids, attention_mask=mask, position_ids=t_pos, use_cache=False).logits
-        lp = pick_logprobs(logits[t_rb, t_parent], targets)
-    flat = lp.double().cpu().numpy()
+        got = pick_outputs(logits[t_rb, t_at], targets, **kw)
+    flat = {k: v.double().cpu().numpy() for k, v in got.items()}
     result = []
     start = 0
-    for r in rows:
-        node_lp = np.full(r.size, np.nan)
-        nonroot = np.flatnonzero(r.parents >= 0)
-        node_lp[nonroot] = flat[start : start + len(nonroot)]
-        start += len(nonroot)
-        result.append(node_lp)
+    for r, (nodes, where) in zip(rows, reads):
+        stop = start + len(nodes)
+        edge = where != nodes  # read at the parent: it scores the node
+        per_node = {}
+        for k, v in flat.items():
+            values = np.full(r.size, np.nan)
+            if k == "set":  # the distribution at ``where``, whichever target was read there
+                values[where] = v[start:stop]
+            else:
+                values[nodes[edge]] = v[start:stop][edge]
+            per_node[k] = values
+        result.append(per_node)
+        start = stop
     return result
+
+
+def _reads(row: TreeRow, leaves: bool) -> tuple[np.ndarray, np.ndarray]:
+    """(target node, node whose hidden state is read) of each read of ``row``: every non-root node from
+    its parent, and with ``leaves`` every node without children from itself."""
+    child = np.flatnonzero(row.parents >= 0)
+    nodes, at = child, row.parents[child]
+    if leaves:
+        has_child = np.zeros(row.size, dtype=bool)
+        has_child[row.parents[child]] = True
+        leaf = np.flatnonzero(~has_child)
+        nodes, at = np.concatenate([nodes, leaf]), np.concatenate([at, leaf])
+    return nodes.astype(np.int64), at.astype(np.int64)

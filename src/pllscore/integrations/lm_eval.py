@@ -53,7 +53,7 @@ class PllscoreLM(LM):
         metric: the PLL metric of a masked LM (default ``word-l2r``); not for causal LMs.
         dtype, device, max_tokens, revision, trust_remote_code, stride: as for :func:`pllscore.load`.
         long: ``error`` (default) or ``window`` for continuations longer than the model allows.
-        greedy: compute ``is_greedy`` (default true; one more pass over the data). With
+        greedy: compute ``is_greedy`` (default true; read in the same pass as the scores). With
             ``greedy=false`` every ``is_greedy`` is False, so never use lm-eval's ``acc`` of a
             ``loglikelihood`` task nor ``exact_match`` then.
         batch_size, max_batch_size: lm-eval's; ignored (pllscore batches by ``max_tokens``).
