@@ -108,36 +108,6 @@ class Scorer:
         """As :meth:`_encoding`, under the ``"lm-eval"`` convention (the prefix may be one per text)."""
         return self._encoding()
 
-    def _tokenize(
-        self,
-        texts: list[str],
-        *,
-        add_special_tokens: bool,
-        prefix: int | None = None,
-        allow_long: bool = False,
-        contexts: Sequence[str] | None = None,
-        sep: str = " ",
-        words: Words = "tokenizer",
-        word_sep: str = " ",
-        mask_by: str = "tokenizer",
-        lead_sep: bool = False,
-    ) -> list[Encoded]:
-        return encode(
-            self.tokenizer,
-            texts,
-            name=self.name,
-            max_length=self.max_length,
-            add_special_tokens=add_special_tokens,
-            prefix=prefix,
-            allow_long=allow_long,
-            contexts=contexts,
-            sep=sep,
-            words=words,
-            word_sep=word_sep,
-            mask_by=mask_by,
-            lead_sep=lead_sep,
-        )
-
     def _encode(
         self,
         given: str | Iterable[str],
@@ -164,8 +134,11 @@ class Scorer:
         lm_eval = check_convention(convention) == "lm-eval"
         add, prefix = self._lm_eval_encoding(contexts, len(texts)) if lm_eval else self._encoding()
         windowed = check_long(long or self.long) == "window"
-        return texts, self._tokenize(
+        return texts, encode(
+            self.tokenizer,
             texts,
+            name=self.name,
+            max_length=self.max_length,
             add_special_tokens=add,
             prefix=prefix,
             allow_long=windowed,
