@@ -1,0 +1,174 @@
+"""Reading an n-best table and checking it: one hypothesis per row, one-line errors naming the row."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import numpy as np
+
+from pllscore.errors import InputError
+
+SPLITS = ("dev", "test")
+ADDED = ("lm", "n_tokens", "combined", "chosen")  # the columns rescoring adds
+_AUTO = "ref"  # the reference column used when the table has one and none is named
+
+
+def read_nbest(
+    source: Any,
+    *,
+    utt_column: str = "utt_id",
+    text_column: str = "hyp",
+    score_column: str = "score",
+    ref_column: str | None = None,
+    split_column: str | None = None,
+    fmt: str | None = None,
+) -> tuple[Any, str | None]:
+    """Read an n-best table (csv, tsv, jsonl, parquet, or a DataFrame) and check it with :func:`check_nbest`.
+
+    Returns the checked frame and the name of its reference column: ``ref_column``, else ``ref``
+    when the table has that column, else None (no evaluation).
+    """
+    import pandas as pd
+
+    if isinstance(source, pd.DataFrame):
+        frame, name = source, "the n-best table"
+    else:
+        from pllscore.io.readers import read_table
+
+        name = os.fspath(source)
+        frame = read_table(name, fmt=fmt)
+    for col in ADDED:
+        if col in frame.columns:
+            raise InputError(f"{name} already has a column {col!r}, which rescoring writes; rename that column")
+    if ref_column is None and _AUTO in frame.columns:
+        ref_column = _AUTO
+    checked = check_nbest(
+        frame,
+        utt_column=utt_column,
+        text_column=text_column,
+        score_column=score_column,
+        ref_column=ref_column,
+        split_column=split_column,
+        source=name,
+    )
+    return checked, ref_column
+
+
+def _missing(value: Any) -> bool:
+    if value is None:
+        return True
+    try:
+        return bool(value != value)  # NaN, pd.NA
+    except (TypeError, ValueError):
+        return False
+
+
+def _blank(value: Any) -> bool:
+    return _missing(value) or (isinstance(value, str) and not value.strip())
+
+
+def check_nbest(
+    frame: Any,
+    *,
+    utt_column: str = "utt_id",
+    text_column: str = "hyp",
+    score_column: str = "score",
+    ref_column: str | None = None,
+    split_column: str | None = None,
+    source: str = "the n-best table",
+) -> Any:
+    """Check an n-best table and return a copy whose first-pass score column is float64.
+
+    ``ref_column`` and ``split_column`` are optional (None: not checked). Raises
+    :class:`~pllscore.InputError` (one line: the problem, where, and the fix) for a missing
+    column, an empty table, a missing utterance id, an
+    utterance with no hypotheses, an empty or non-text hypothesis, a first-pass score that is
+    not a finite number, a missing or inconsistent reference, and a split value other than dev
+    or test (or two splits for one utterance).
+    """
+    import pandas as pd
+
+    frame = frame.reset_index(drop=True).copy()
+    columns = [str(c) for c in frame.columns]
+    listed = ", ".join(columns) if columns else "(none)"
+    needed = [(utt_column, "--utt-column"), (text_column, "--text-column"), (score_column, "--score-column")]
+    if ref_column is not None:
+        needed.append((ref_column, "--ref-column"))
+    if split_column is not None:
+        needed.append((split_column, "--split-column"))
+    for col, flag in needed:
+        if col not in columns:
+            raise InputError(f"{source} has no column {col!r} (its columns are: {listed}); name the column with {flag}")
+    if len(frame) == 0:
+        raise InputError(f"{source} has no rows; it needs at least one hypothesis")
+
+    def at(i: int) -> str:
+        return f"row {i} of {source} (utterance {frame[utt_column].iloc[i]!r})"
+
+    for i, u in enumerate(frame[utt_column]):
+        if _blank(u):
+            raise InputError(f"row {i} of {source} has no utterance id in column {utt_column!r}; fill it in")
+    utt = frame[utt_column]
+
+    hyps = frame[text_column]
+    for i, h in enumerate(hyps):
+        if not _blank(h) and not isinstance(h, str):
+            raise InputError(f"{at(i)}: column {text_column!r} holds {type(h).__name__}, not text; quote it as text")
+    empty = np.array([_blank(h) for h in hyps], dtype=bool)
+    if empty.any():
+        all_empty = pd.Series(empty).groupby(utt.to_numpy(), sort=False).all()
+        if all_empty.any():
+            u = all_empty[all_empty].index[0]
+            raise InputError(
+                f"utterance {u!r} in {source} has no hypotheses (its {text_column!r} cells are empty); "
+                "give it at least one hypothesis or remove its rows"
+            )
+        i = int(np.flatnonzero(empty)[0])
+        raise InputError(
+            f"{at(i)}: the hypothesis is empty and an LM cannot score empty text; remove the row "
+            f"({int(empty.sum())} such rows in all)"
+        )
+
+    raw = frame[score_column]
+    numbers = pd.to_numeric(raw.map(lambda v: v.strip() if isinstance(v, str) else v), errors="coerce")
+    bad = ~np.isfinite(numbers.to_numpy(np.float64)) | raw.map(lambda v: isinstance(v, bool)).to_numpy(bool)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise InputError(
+            f"{at(i)}: the first-pass score {raw.iloc[i]!r} in column {score_column!r} is not a finite number; "
+            f"fix it, or name the score column with --score-column ({int(bad.sum())} such rows in all)"
+        )
+    frame[score_column] = numbers.astype("float64")
+
+    if ref_column is not None:
+        _check_per_utterance(frame, utt_column, ref_column, source, "reference", "--ref-column")
+    if split_column is not None:
+        _check_per_utterance(frame, utt_column, split_column, source, "split", "--split-column")
+        splits = frame[split_column]
+        for i, s in enumerate(splits):
+            if s not in SPLITS:
+                raise InputError(
+                    f"{at(i)}: split {s!r} in column {split_column!r} is neither dev nor test; "
+                    "mark each utterance dev (to tune lambda and beta on) or test"
+                )
+    return frame
+
+
+def _check_per_utterance(frame: Any, utt_column: str, column: str, source: str, what: str, flag: str) -> None:
+    """Every row of an utterance has the same, non-empty value in ``column``."""
+    values = frame[column]
+    for i, v in enumerate(values):
+        if _blank(v) or not isinstance(v, str):
+            shown = "empty" if _blank(v) else f"{type(v).__name__}, not text"
+            raise InputError(
+                f"row {i} of {source} (utterance {frame[utt_column].iloc[i]!r}): the {what} in column {column!r} "
+                f"is {shown}; give every utterance one, or name another column with {flag}"
+            )
+    distinct = values.groupby(frame[utt_column].to_numpy(), sort=False).nunique()
+    if (distinct > 1).any():
+        u = distinct[distinct > 1].index[0]
+        raise InputError(
+            f"utterance {u!r} in {source} has {int(distinct[u])} different {what}s in column {column!r}; "
+            f"an utterance has one {what}, the same on each of its rows"
+        )
