@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from pllscore import InputError, Results, SentenceScore, to_frame
-from pllscore.results import NORMS, check_norms, to_wide_frame
+from pllscore.frames import to_wide_frame
+from pllscore.norms import NORMS, check_norms
 from pllscore.unigram import TokenUnigram, WordfreqUnigram, count_corpus, load_unigram, read_counts
 
 

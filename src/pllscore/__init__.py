@@ -11,8 +11,9 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 from pllscore.errors import InputError, InputTooLongError, ModelError, NonFiniteError, PllscoreError
+from pllscore.frames import to_frame
 from pllscore.metrics import DEFAULT_METRIC, METRICS
-from pllscore.results import Results, SentenceScore, TokenScore, WordScore, to_frame
+from pllscore.results import Results, SentenceScore, TokenScore, WordScore
 
 __version__ = "0.1.0"
 

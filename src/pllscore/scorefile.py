@@ -124,7 +124,7 @@ def score_file(
         stream: where output goes when ``output`` is None (default stdout).
         long: ``"error"`` or ``"window"`` for texts longer than the model allows (see :func:`pllscore.load`).
         stride: a causal model's window step in ``"window"`` mode.
-        norm: sentence-score normalisation(s) (:data:`pllscore.results.NORMS`); beside ``<metric>`` and
+        norm: sentence-score normalisation(s) (:data:`pllscore.norms.NORMS`); beside ``<metric>`` and
             ``<metric>_mean``, each of ``per-char``, ``slor``, ``norm-lp`` adds a ``<metric>_<norm>`` column.
         unigram: for ``slor``/``norm-lp``: a tsv/csv of token counts, ``"wordfreq"`` (word-level), or a model
             from :mod:`pllscore.unigram`.

@@ -84,14 +84,14 @@ def run_diagnose(
         sample: use this many distinct sentences, drawn at random with ``seed``.
         output: folder for ``summary.csv/.md/.tex``, per-analysis data, figures and ``meta.json``.
         norms: the length analysis is also run on these normalised scores (``length:<norm>`` rows;
-            :data:`pllscore.results.NORMS`); ``slor`` and ``norm-lp`` need ``unigram`` (a token-count
+            :data:`pllscore.norms.NORMS`); ``slor`` and ``norm-lp`` need ``unigram`` (a token-count
             table or ``"wordfreq"``) or ``unigram_corpus`` (counted with each model's tokenizer).
     """
     import pandas as pd
 
     from pllscore.analysis import diagnostics as dx
     from pllscore.io.tables import write_tables
-    from pllscore.results import check_norms
+    from pllscore.norms import check_norms
     from pllscore.scorer import as_scorer
     from pllscore.unigram import load_unigram
 

@@ -278,7 +278,7 @@ def run_blimp(
     A folder that holds results made with other data, paradigms or ``limit`` is refused
     (:class:`InputError`) unless ``force``, which replaces them.
 
-    ``norms`` (:data:`pllscore.results.NORMS`; ``sum`` is always there) adds per norm
+    ``norms`` (:data:`pllscore.norms.NORMS`; ``sum`` is always there) adds per norm
     ``good_<norm>``, ``bad_<norm>``, ``correct_<norm>`` to the pairs, ``accuracy_<norm>`` to the
     paradigms and ``Overall_<norm>`` to the summary; ``slor`` and ``norm-lp`` need ``unigram``
     (a token-count table or ``"wordfreq"``) or ``unigram_corpus`` (counted with each model's
@@ -430,8 +430,8 @@ def _norm_settings(
 
     Checked before any model is loaded; a unigram table or corpus is recorded by its content.
     """
+    from pllscore.norms import check_norms
     from pllscore.provenance import content_fingerprint
-    from pllscore.results import check_norms
 
     if unigram is not None and unigram_corpus is not None:
         raise InputError("give either --unigram or --unigram-corpus, not both")
