@@ -18,8 +18,16 @@ Two steps, kept apart:
 
 :func:`rescore` runs both; ``pllscore rescore`` is that function on the command line.
 
-Modules: :mod:`~pllscore.rescoring.nbest` (read and check the table), :mod:`~pllscore.rescoring.scores`
-(LM scores), :mod:`~pllscore.rescoring.choose` (combine and choose), :mod:`~pllscore.rescoring.evaluate`
-(WER/BLEU, oracle, tuning) and :mod:`~pllscore.rescoring.run` (the whole run); the public names
-are imported from :mod:`pllscore.rescore`.
+The modules, one step each:
+
+- :mod:`~pllscore.rescoring.nbest`: read and check the n-best table.
+- :mod:`~pllscore.rescoring.choice`: the combined score and the choice per utterance.
+- :mod:`~pllscore.rescoring.evaluation`: corpus WER/BLEU and the oracle WER.
+- :mod:`~pllscore.rescoring.tuning`: the grids and the grid search for ``lam`` and ``beta``.
+- :mod:`~pllscore.rescoring.lmscores`: LM scores of the hypotheses through ``score_file``.
+- :mod:`~pllscore.rescoring.summary`: the run's summary, result and output file.
+- :mod:`~pllscore.rescoring.run`: :func:`rescore_frame` and :func:`rescore`.
+
+Nothing here imports torch, jiwer or sacrebleu at import time. The public names are imported
+from :mod:`pllscore.rescore`.
 """

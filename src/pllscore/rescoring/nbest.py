@@ -1,4 +1,9 @@
-"""Reading an n-best table and checking it: one hypothesis per row, one-line errors naming the row."""
+"""Reading and checking an n-best table: a file or DataFrame in, a checked DataFrame out.
+
+A checked table has one row per hypothesis: an utterance id, a non-empty hypothesis text, a
+finite float64 first-pass score and, when named, one reference and one split (dev or test) per
+utterance. Every problem is an :class:`~pllscore.InputError` naming the row and the fix.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +13,8 @@ from typing import Any
 import numpy as np
 
 from pllscore.errors import InputError
+
+__all__ = ["ADDED", "SPLITS", "check_nbest", "read_nbest"]
 
 SPLITS = ("dev", "test")
 ADDED = ("lm", "n_tokens", "combined", "chosen")  # the columns rescoring adds

@@ -1,28 +1,23 @@
-"""The whole run: LM scores, combination, choice, evaluation, summary and output (:func:`rescore`)."""
+"""The rescoring runs: :func:`rescore_frame` (a scored table, no model) and :func:`rescore` (the whole run)."""
 
 from __future__ import annotations
 
 import os
 import time
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any
 
 from pllscore.errors import InputError
-from pllscore.rescoring.choose import choose, combine
-from pllscore.rescoring.evaluate import (
-    DEFAULT_BETA_GRID,
-    DEFAULT_LAMBDA_GRID,
-    Tuning,
-    check_eval_metric,
-    evaluate,
-    needs_package,
-    oracle_wer,
-    parse_grid,
-    tune,
-)
+from pllscore.rescoring.choice import choose, combine
+from pllscore.rescoring.evaluation import _needs, evaluate, oracle_wer
+from pllscore.rescoring.lmscores import score_hypotheses
 from pllscore.rescoring.nbest import SPLITS, read_nbest
-from pllscore.rescoring.scores import score_hypotheses
+from pllscore.rescoring.settings import RescoreSettings
+from pllscore.rescoring.summary import RescoreResult, RescoreSummary, _write
+from pllscore.rescoring.tuning import DEFAULT_BETA_GRID, DEFAULT_LAMBDA_GRID, Tuning, tune
+
+__all__ = ["rescore", "rescore_frame"]
 
 
 def rescore_frame(
@@ -49,92 +44,52 @@ def rescore_frame(
     (``after``) WER or BLEU, the number of utterances and, for WER, the ``oracle`` WER; empty
     without ``ref_column``.
     """
-    eval_metric = check_eval_metric(eval_metric)
-    cols = dict(utt_column=utt_column, text_column=text_column)
-    tuning = None
-    if tune_on_dev:
-        if ref_column is None:
-            raise InputError("--tune needs references: name the reference column with --ref-column")
-        if split_column is None:
-            raise InputError("--tune needs a dev/test split: name a column whose values are dev or test")
-        dev = frame[frame[split_column] == "dev"].reset_index(drop=True)
-        if len(dev) == 0:
-            raise InputError(f"--tune needs dev utterances: no row has split 'dev' in column {split_column!r}")
+    settings = RescoreSettings(
+        lam=lam, beta=beta, tune_on_dev=tune_on_dev, lambda_grid=lambda_grid, beta_grid=beta_grid,
+        eval_metric=eval_metric, utt_column=utt_column, text_column=text_column, score_column=score_column,
+        ref_column=ref_column, split_column=split_column,
+    )  # fmt: skip
+    return _rescore_scored(frame, settings.checked(frame))
+
+
+def _rescore_scored(frame: Any, settings: RescoreSettings) -> tuple[Any, Tuning | None, dict[str, dict[str, float]]]:
+    """:func:`rescore_frame` with settings already :meth:`~RescoreSettings.checked` against ``frame``."""
+    lam, beta, tuning = settings.lam, settings.beta, None
+    if settings.tune_on_dev:
+        dev = frame[frame[settings.split_column] == "dev"].reset_index(drop=True)
         tuning = tune(
-            dev, lambda_grid, beta_grid, metric=eval_metric, score_column=score_column, ref_column=ref_column, **cols
-        )
+            dev, settings.lambda_grid, settings.beta_grid, metric=settings.eval_metric,
+            score_column=settings.score_column, utt_column=settings.utt_column,
+            text_column=settings.text_column, ref_column=settings.ref_column,
+        )  # fmt: skip
         lam, beta = tuning.lam, tuning.beta
-    frame = choose(combine(frame, lam, beta, score_column=score_column), utt_column=utt_column)
+    frame = choose(combine(frame, lam, beta, score_column=settings.score_column), utt_column=settings.utt_column)
+    return frame, tuning, _evaluate_splits(frame, settings)
+
+
+def _evaluate_splits(frame: Any, settings: RescoreSettings) -> dict[str, dict[str, float]]:
+    """Per split, the first-pass and the rescored WER or BLEU (and the oracle WER); empty without references."""
+    ref_column, metric = settings.ref_column, settings.eval_metric
+    if ref_column is None:
+        return {}
+    cols = dict(utt_column=settings.utt_column, text_column=settings.text_column, ref_column=ref_column)
+    split = settings.split_column
+    parts = [("all", frame)] if split is None else [(s, frame[frame[split] == s]) for s in SPLITS]
     per_split: dict[str, dict[str, float]] = {}
-    if ref_column is not None:
-        parts = [("all", frame)] if split_column is None else [(s, frame[frame[split_column] == s]) for s in SPLITS]
-        for name, part in parts:
-            if len(part) == 0:
-                continue
-            part = part.reset_index(drop=True)
-            first = choose(part, by=score_column, utt_column=utt_column, out="_first")
-            s: dict[str, float] = {
-                "n_utterances": int(part[utt_column].nunique()),
-                "before": evaluate(first, chosen="_first", metric=eval_metric, ref_column=ref_column, **cols),
-                "after": evaluate(part, metric=eval_metric, ref_column=ref_column, **cols),
-            }
-            if eval_metric == "wer":
-                s["oracle"] = oracle_wer(part, ref_column=ref_column, **cols)
-            per_split[name] = s
-    return frame, tuning, per_split
-
-
-# --- the whole run -----------------------------------------------------------------------------
-
-
-@dataclass
-class RescoreSummary:
-    """What a :func:`rescore` run did: settings, counts and the evaluation per split."""
-
-    model: str
-    metric: str  # the LM's: a PLL metric, or "causal"
-    lam: float
-    beta: float
-    tuned: bool
-    n_utterances: int
-    n_hypotheses: int
-    n_texts: int  # distinct hypothesis texts scored
-    eval_metric: str | None = None  # "wer" or "bleu"; None without references
-    # per split ("all", or "dev" and "test"): {"n_utterances", "before", "after", and "oracle" for WER}
-    scores: dict[str, dict[str, float]] = field(default_factory=dict)
-    output: str | None = None
-    lm_scores: str | None = None
-    seconds: float = 0.0
-    grid: Any = None  # the tuning grid (DataFrame: lam, beta, value on dev), when tuned
-
-    def lines(self) -> list[str]:
-        """The summary for the terminal, one line per split."""
-        how = "tuned on dev" if self.tuned else "given"
-        out = [
-            f"rescored {self.n_hypotheses} hypotheses of {self.n_utterances} utterances with {self.model} "
-            f"({self.metric}): lambda={self.lam:g} beta={self.beta:g} ({how}) in {self.seconds:.1f} s"
-        ]
-        for split, s in self.scores.items():
-            if self.eval_metric == "wer":
-                oracle = f", oracle {s['oracle']:.1%}" if "oracle" in s else ""
-                text = f"WER {s['before']:.1%} -> {s['after']:.1%}{oracle}"
-            else:
-                text = f"BLEU {s['before']:.2f} -> {s['after']:.2f}"
-            out.append(f"{split}: {text} (first pass -> rescored; {int(s['n_utterances'])} utterances)")
-        if self.output:
-            out.append(f"-> {self.output}")
-        return out
-
-    def to_dict(self) -> dict[str, Any]:
-        d = {k: v for k, v in self.__dict__.items() if k != "grid"}
-        return d
-
-
-class RescoreResult(NamedTuple):
-    """The rescored table (input columns, ``lm``, ``n_tokens``, ``combined``, ``chosen``) and its summary."""
-
-    frame: Any
-    summary: RescoreSummary
+    for name, part in parts:
+        if len(part) == 0:
+            continue
+        part = part.reset_index(drop=True)
+        first = choose(part, by=settings.score_column, utt_column=settings.utt_column, out="_first")
+        s: dict[str, float] = {
+            "n_utterances": int(part[settings.utt_column].nunique()),
+            "before": evaluate(first, chosen="_first", metric=metric, **cols),
+            "after": evaluate(part, metric=metric, **cols),
+        }
+        if metric == "wer":
+            s["oracle"] = oracle_wer(part, **cols)
+        per_split[name] = s
+    return per_split
 
 
 def rescore(
@@ -196,40 +151,26 @@ def rescore(
 
     t0 = time.perf_counter()
     out_name = None if output is None else os.fspath(output)
-    eval_metric = check_eval_metric(eval_metric)
-    if tune_on_dev and split_column is None:
-        split_column = "split"
+    settings = RescoreSettings(
+        lam=lam, beta=beta, tune_on_dev=tune_on_dev, lambda_grid=lambda_grid, beta_grid=beta_grid,
+        eval_metric=eval_metric, utt_column=utt_column, text_column=text_column, score_column=score_column,
+        ref_column=ref_column, split_column="split" if tune_on_dev and split_column is None else split_column,
+    )  # fmt: skip
     if out_name is not None:
-        from pllscore.io.writers import output_format
-
-        fmt = output_format(out_name, format)
-        if lm_scores is None:
-            lm_scores = f"{out_name}.lm.parquet"
-        if os.path.abspath(os.fspath(lm_scores)) == os.path.abspath(out_name):
-            raise InputError(
-                f"the LM scores cannot go to the output {out_name!r} itself; give --lm-scores another path"
-            )
-        if os.path.exists(out_name) and not (resume or force):
-            raise InputError(f"output {out_name!r} already exists; pass --force to overwrite it")
-        if not isinstance(nbest, pd.DataFrame) and os.path.abspath(out_name) == os.path.abspath(os.fspath(nbest)):
-            raise InputError(f"output {out_name!r} is the input file; choose another output path")
+        fmt, lm_scores = _check_output(out_name, nbest, format, lm_scores, resume=resume, force=force)
     frame, ref = read_nbest(
         nbest,
         utt_column=utt_column,
         text_column=text_column,
         score_column=score_column,
         ref_column=ref_column,
-        split_column=split_column,
+        split_column=settings.split_column,
         fmt=input_format,
     )
-    if tune_on_dev:  # what tuning needs fails now, not after the scoring
-        if ref is None:
-            raise InputError("--tune needs references: name the reference column with --ref-column")
-        if not (frame[split_column] == "dev").any():
-            raise InputError(f"--tune needs dev utterances: no row has split 'dev' in column {split_column!r}")
-        lambda_grid, beta_grid = parse_grid(lambda_grid, "lambda"), parse_grid(beta_grid, "beta")
+    # what tuning needs fails now, not after the scoring
+    settings = replace(settings, ref_column=ref).checked(frame)
     if ref is not None:  # a missing jiwer/sacrebleu fails now, not after the scoring
-        needs_package("jiwer" if eval_metric == "wer" else "sacrebleu", eval_metric.upper())
+        _needs("jiwer" if settings.eval_metric == "wer" else "sacrebleu", settings.eval_metric.upper())
 
     scorer = as_scorer(model, device=device, dtype=dtype, max_tokens=max_tokens)
     texts = list(dict.fromkeys(frame[text_column].tolist()))
@@ -241,21 +182,17 @@ def rescore(
     frame["lm"] = scores["lm"].to_numpy()[where]
     frame["n_tokens"] = scores["n_tokens"].to_numpy()[where]
 
-    frame, tuning, per_split = rescore_frame(
-        frame, lam=lam, beta=beta, tune_on_dev=tune_on_dev, lambda_grid=lambda_grid, beta_grid=beta_grid,
-        eval_metric=eval_metric, utt_column=utt_column, text_column=text_column, score_column=score_column,
-        ref_column=ref, split_column=split_column,
-    )  # fmt: skip
+    frame, tuning, per_split = _rescore_scored(frame, settings)
     summary = RescoreSummary(
         model=getattr(scorer, "name", str(model)),
         metric=lm_metric,
-        lam=float(lam if tuning is None else tuning.lam),
-        beta=float(beta if tuning is None else tuning.beta),
+        lam=float(settings.lam if tuning is None else tuning.lam),
+        beta=float(settings.beta if tuning is None else tuning.beta),
         tuned=tune_on_dev,
         n_utterances=int(frame[utt_column].nunique()),
         n_hypotheses=len(frame),
         n_texts=len(texts),
-        eval_metric=eval_metric if ref is not None else None,
+        eval_metric=settings.eval_metric if ref is not None else None,
         scores=per_split,
         output=out_name,
         lm_scores=None if lm_scores is None else os.fspath(lm_scores),
@@ -269,15 +206,31 @@ def rescore(
     return RescoreResult(frame, summary)
 
 
-def _write(frame: Any, path: str, fmt: str, summary: RescoreSummary) -> None:
-    import json
+def _check_output(
+    out_name: str,
+    nbest: Any,
+    format: str | None,
+    lm_scores: str | os.PathLike[str] | None,
+    *,
+    resume: bool,
+    force: bool,
+) -> tuple[str, str | os.PathLike[str]]:
+    """The output's format and the LM scores' path (default ``OUTPUT.lm.parquet``), checked before any work.
 
-    from pllscore.io.writers import meta_path, write_json, write_part
-    from pllscore.provenance import now
+    Raises :class:`~pllscore.InputError` when the LM scores would overwrite the output, when the
+    output exists without ``resume`` or ``force``, or when the output is the input file.
+    """
+    import pandas as pd
 
-    meta: Mapping[str, Any] = {"command": "rescore", "finished": now(), **summary.to_dict()}
-    try:
-        write_part(path, frame, fmt, metadata={"pllscore": json.dumps(meta, default=str)})
-        write_json(meta_path(path), meta)
-    except OSError as e:
-        raise InputError(f"cannot write {path!r}: {e.strerror}; choose another output path") from None
+    from pllscore.io.writers import output_format
+
+    fmt = output_format(out_name, format)
+    if lm_scores is None:
+        lm_scores = f"{out_name}.lm.parquet"
+    if os.path.abspath(os.fspath(lm_scores)) == os.path.abspath(out_name):
+        raise InputError(f"the LM scores cannot go to the output {out_name!r} itself; give --lm-scores another path")
+    if os.path.exists(out_name) and not (resume or force):
+        raise InputError(f"output {out_name!r} already exists; pass --force to overwrite it")
+    if not isinstance(nbest, pd.DataFrame) and os.path.abspath(out_name) == os.path.abspath(os.fspath(nbest)):
+        raise InputError(f"output {out_name!r} is the input file; choose another output path")
+    return fmt, lm_scores

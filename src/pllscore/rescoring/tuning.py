@@ -1,4 +1,8 @@
-"""WER (jiwer) and BLEU (sacrebleu) of the chosen hypotheses, the oracle WER, and the grid search of lam and beta."""
+"""Tuning ``lam`` and ``beta`` by grid search on dev utterances, and reading the grids.
+
+In: a scored dev table with references and two grids (``"start:stop:step"``, ``"a,b,c"`` or
+lists). Out: a :class:`Tuning` with the best point and the value at every grid point.
+"""
 
 from __future__ import annotations
 
@@ -9,76 +13,14 @@ from typing import Any
 
 import numpy as np
 
-from pllscore.errors import InputError, PllscoreError
-from pllscore.rescoring.choose import best_per_utterance, combined_score, utterance_codes
+from pllscore.errors import InputError
+from pllscore.rescoring.choice import _choice, _codes, _combined
+from pllscore.rescoring.evaluation import _check_eval, _corpus_metric
+
+__all__ = ["DEFAULT_BETA_GRID", "DEFAULT_LAMBDA_GRID", "Tuning", "parse_grid", "tune"]
 
 DEFAULT_LAMBDA_GRID = "0:1:0.05"  # 21 values
 DEFAULT_BETA_GRID = "-2:2:0.25"  # 17 values
-EVAL_METRICS = ("wer", "bleu")
-
-
-def needs_package(module: str, what: str) -> Any:
-    """The module ``module``, or a one-line error naming the ``rescore`` extra."""
-    import importlib
-
-    try:
-        return importlib.import_module(module)
-    except ImportError:
-        raise PllscoreError(
-            f"{what} needs the {module} package, which is not installed; pip install 'pllscore[rescore]'"
-        ) from None
-
-
-def _corpus_metric(metric: str, refs: Sequence[str], hyps: Sequence[str]) -> float:
-    """Corpus WER (a fraction: all word errors over all reference words) or corpus BLEU (0-100)."""
-    if metric == "wer":
-        jiwer = needs_package("jiwer", "WER")
-        return float(jiwer.wer(list(refs), list(hyps)))
-    if metric == "bleu":
-        sacrebleu = needs_package("sacrebleu", "BLEU")
-        return float(sacrebleu.corpus_bleu(list(hyps), [list(refs)]).score)
-    raise InputError(f"unknown evaluation metric {metric!r}; choose wer or bleu")
-
-
-def check_eval_metric(metric: str) -> str:
-    """``"wer"`` or ``"bleu"`` (any case), or a one-line error."""
-    m = metric.lower() if isinstance(metric, str) else metric
-    if m not in EVAL_METRICS:
-        raise InputError(f"unknown evaluation metric {metric!r}; choose wer or bleu")
-    return str(m)
-
-
-def evaluate(
-    frame: Any,
-    *,
-    chosen: str = "chosen",
-    metric: str = "wer",
-    utt_column: str = "utt_id",
-    text_column: str = "hyp",
-    ref_column: str = "ref",
-) -> float:
-    """The corpus WER (fraction) or BLEU (0-100) of the hypotheses marked ``chosen``, one per utterance."""
-    metric = check_eval_metric(metric)
-    picked = frame[frame[chosen].to_numpy(bool)]
-    n_utt = frame[utt_column].nunique()
-    if len(picked) != n_utt or picked[utt_column].nunique() != n_utt:
-        raise InputError(f"column {chosen!r} must mark exactly one hypothesis per utterance")
-    return _corpus_metric(metric, picked[ref_column].tolist(), picked[text_column].tolist())
-
-
-def oracle_wer(frame: Any, *, utt_column: str = "utt_id", text_column: str = "hyp", ref_column: str = "ref") -> float:
-    """The lowest corpus WER any choice of one hypothesis per utterance reaches (its word errors, summed)."""
-    jiwer = needs_package("jiwer", "WER")
-    errors, words = [], []
-    for ref, hyp in zip(frame[ref_column].tolist(), frame[text_column].tolist()):
-        w = jiwer.process_words(ref, hyp)
-        errors.append(w.substitutions + w.deletions + w.insertions)
-        words.append(w.substitutions + w.deletions + w.hits)
-    codes = utterance_codes(frame, utt_column)
-    best = np.full(codes.max() + 1, np.inf)
-    np.minimum.at(best, codes, np.array(errors, dtype=np.float64))
-    first = np.unique(codes, return_index=True)[1]  # one reference per utterance
-    return float(best.sum() / np.array(words, dtype=np.float64)[first].sum())
 
 
 @dataclass
@@ -111,18 +53,18 @@ def tune(
     """
     import pandas as pd
 
-    metric = check_eval_metric(metric)
+    metric = _check_eval(metric)
     lams, betas = parse_grid(lam_grid, "lambda"), parse_grid(beta_grid, "beta")
     score = dev[score_column].to_numpy(np.float64)
     lm = dev["lm"].to_numpy(np.float64)
     n = dev["n_tokens"].to_numpy(np.float64)
-    codes = utterance_codes(dev, utt_column)
+    codes = _codes(dev, utt_column)
     refs, hyps = dev[ref_column].tolist(), dev[text_column].tolist()
     seen: dict[bytes, float] = {}  # many grid points make the same choice: evaluate each choice once
     rows = []
     for lam in lams:
         for beta in betas:
-            pick = best_per_utterance(codes, combined_score(score, lm, n, lam, beta))
+            pick = _choice(codes, _combined(score, lm, n, lam, beta))
             key = pick.tobytes()
             if key not in seen:
                 seen[key] = _corpus_metric(metric, [refs[i] for i in pick], [hyps[i] for i in pick])

@@ -1,4 +1,9 @@
-"""The LM scores of the hypotheses, through :func:`pllscore.score_file` (resumable)."""
+"""LM scores for the hypothesis texts, through :func:`pllscore.score_file`.
+
+In: the distinct hypothesis texts and a scorer. Out: ``lm`` (nats) and ``n_tokens`` per text.
+Scoring goes through a file when one is given, so an interrupted run keeps its finished
+chunks and ``resume=True`` continues it.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +15,8 @@ from typing import Any
 import numpy as np
 
 from pllscore.errors import InputError
+
+__all__ = ["score_hypotheses"]
 
 
 def score_hypotheses(

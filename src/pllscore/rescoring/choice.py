@@ -1,10 +1,16 @@
-"""The pure steps: the combined score ``first_pass + lam * lm + beta * n_tokens`` and the choice per utterance."""
+"""The combined score and the choice per utterance: pure numpy on a scored table, no model.
+
+In: a table with the first-pass score, ``lm`` and ``n_tokens``. Out: a copy with ``combined``
+(:func:`combine`) and ``chosen``, one True per utterance (:func:`choose`).
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
 import numpy as np
+
+__all__ = ["choose", "combine"]
 
 
 def combine(
@@ -19,7 +25,7 @@ def combine(
 ) -> Any:
     """A copy of ``frame`` with ``out = first_pass + lam * lm + beta * n_tokens``."""
     frame = frame.copy()
-    frame[out] = combined_score(
+    frame[out] = _combined(
         frame[score_column].to_numpy(np.float64),
         frame[lm_column].to_numpy(np.float64),
         frame[n_tokens_column].to_numpy(np.float64),
@@ -29,12 +35,11 @@ def combine(
     return frame
 
 
-def combined_score(score: Any, lm: Any, n: Any, lam: float, beta: float) -> Any:
-    """``score + lam * lm + beta * n`` elementwise."""
+def _combined(score: Any, lm: Any, n: Any, lam: float, beta: float) -> Any:
     return score + lam * lm + beta * n  # one formula for combine and tune, so both choose alike
 
 
-def best_per_utterance(codes: Any, values: Any) -> Any:
+def _choice(codes: Any, values: Any) -> Any:
     """Per group code (0..k-1), the position of its highest value; ties go to the earliest, NaN is lowest."""
     v = np.where(np.isnan(values), -np.inf, values)
     order = np.lexsort((np.arange(len(v)), -v, codes))
@@ -43,8 +48,7 @@ def best_per_utterance(codes: Any, values: Any) -> Any:
     return order[first]  # in code order: utterances in order of first appearance
 
 
-def utterance_codes(frame: Any, utt_column: str) -> Any:
-    """Per row, its utterance as a code 0..k-1 in order of first appearance."""
+def _codes(frame: Any, utt_column: str) -> Any:
     import pandas as pd
 
     codes, _ = pd.factorize(frame[utt_column], sort=False)
@@ -59,6 +63,6 @@ def choose(frame: Any, *, by: str = "combined", utt_column: str = "utt_id", out:
     """
     frame = frame.copy()
     chosen = np.zeros(len(frame), dtype=bool)
-    chosen[best_per_utterance(utterance_codes(frame, utt_column), frame[by].to_numpy(np.float64))] = True
+    chosen[_choice(_codes(frame, utt_column), frame[by].to_numpy(np.float64))] = True
     frame[out] = chosen
     return frame

@@ -1,0 +1,81 @@
+"""Corpus WER (jiwer) and BLEU (sacrebleu) of a choice of hypotheses, and the oracle WER.
+
+Both packages are optional (the ``rescore`` extra) and imported only when a score is computed,
+so that ``import pllscore.rescore`` stays light and a missing one is a one-line error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from pllscore.errors import InputError, PllscoreError
+from pllscore.rescoring.choice import _codes
+
+__all__ = ["EVAL_METRICS", "evaluate", "oracle_wer"]
+
+EVAL_METRICS = ("wer", "bleu")
+
+
+def _needs(module: str, what: str) -> Any:
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        raise PllscoreError(
+            f"{what} needs the {module} package, which is not installed; pip install 'pllscore[rescore]'"
+        ) from None
+
+
+def _corpus_metric(metric: str, refs: Sequence[str], hyps: Sequence[str]) -> float:
+    """Corpus WER (a fraction: all word errors over all reference words) or corpus BLEU (0-100)."""
+    if metric == "wer":
+        jiwer = _needs("jiwer", "WER")
+        return float(jiwer.wer(list(refs), list(hyps)))
+    if metric == "bleu":
+        sacrebleu = _needs("sacrebleu", "BLEU")
+        return float(sacrebleu.corpus_bleu(list(hyps), [list(refs)]).score)
+    raise InputError(f"unknown evaluation metric {metric!r}; choose wer or bleu")
+
+
+def _check_eval(metric: str) -> str:
+    m = metric.lower() if isinstance(metric, str) else metric
+    if m not in EVAL_METRICS:
+        raise InputError(f"unknown evaluation metric {metric!r}; choose wer or bleu")
+    return str(m)
+
+
+def evaluate(
+    frame: Any,
+    *,
+    chosen: str = "chosen",
+    metric: str = "wer",
+    utt_column: str = "utt_id",
+    text_column: str = "hyp",
+    ref_column: str = "ref",
+) -> float:
+    """The corpus WER (fraction) or BLEU (0-100) of the hypotheses marked ``chosen``, one per utterance."""
+    metric = _check_eval(metric)
+    picked = frame[frame[chosen].to_numpy(bool)]
+    n_utt = frame[utt_column].nunique()
+    if len(picked) != n_utt or picked[utt_column].nunique() != n_utt:
+        raise InputError(f"column {chosen!r} must mark exactly one hypothesis per utterance")
+    return _corpus_metric(metric, picked[ref_column].tolist(), picked[text_column].tolist())
+
+
+def oracle_wer(frame: Any, *, utt_column: str = "utt_id", text_column: str = "hyp", ref_column: str = "ref") -> float:
+    """The lowest corpus WER any choice of one hypothesis per utterance reaches (its word errors, summed)."""
+    jiwer = _needs("jiwer", "WER")
+    errors, words = [], []
+    for ref, hyp in zip(frame[ref_column].tolist(), frame[text_column].tolist()):
+        w = jiwer.process_words(ref, hyp)
+        errors.append(w.substitutions + w.deletions + w.insertions)
+        words.append(w.substitutions + w.deletions + w.hits)
+    codes = _codes(frame, utt_column)
+    best = np.full(codes.max() + 1, np.inf)
+    np.minimum.at(best, codes, np.array(errors, dtype=np.float64))
+    first = np.unique(codes, return_index=True)[1]  # one reference per utterance
+    return float(best.sum() / np.array(words, dtype=np.float64)[first].sum())
