@@ -396,15 +396,15 @@ def _options_record(options: Any, asked: Sequence[str]) -> dict[str, Any]:
     if norms:
         if options.unigram_corpus is not None and not os.path.isfile(options.unigram_corpus):
             raise InputError(f"unigram corpus {os.fspath(options.unigram_corpus)!r} not found; check the path")
-        if options.unigram is not None:
-            load_unigram(options.unigram)  # a table is read (and checked) here too, before Ray starts
+        # a table is read (and checked) here too, before Ray starts
+        model = load_unigram(options.unigram) if options.unigram is not None else None
         source = options.unigram_corpus if options.unigram_corpus is not None else options.unigram
         path = os.fspath(source) if isinstance(source, (str, os.PathLike)) else None
         if path is not None and os.path.isfile(path):
             unigram = {"file": os.path.abspath(path), "sha256": content_fingerprint([path]),
                        "kind": "corpus" if options.unigram_corpus is not None else "counts"}  # fmt: skip
-        else:
-            unigram = {"source": str(source)}
+        else:  # wordfreq, or counts given in Python: what the model says of itself (source, size, total)
+            unigram = model.describe() if model is not None else {"source": str(source)}
         out.update(norm=list(norms), unigram=unigram)
     per_token = [n for n in asked if n != "word_correction"]
     if per_token:
