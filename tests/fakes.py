@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from pllscore.metrics import resolve_metrics
-from pllscore.results import Results, SentenceScore
+from pllscore.results.scores import Results, SentenceScore
 
 
 class FakeScorer:

@@ -202,13 +202,13 @@ def test_stride_reaches_the_causal_scorer(tmp_path, monkeypatch):
     import pllscore
 
     seen = {}
-    real = pllscore.scorer.load
+    real = pllscore.scoring.scorers.load
 
     def spy(*args, **kwargs):
         seen.update(kwargs)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(pllscore.scorer, "load", spy)
+    monkeypatch.setattr(pllscore.scoring.scorers, "load", spy)
     done = run("score", "--text", "The cat sat.", "-m", GPT2, "--long", "window", "--stride", "7", "-q")
     assert done.returncode == 0, done.stderr
     assert seen["stride"] == 7 and seen["long"] == "window"

@@ -142,7 +142,7 @@ def test_blimp_records_the_convention_and_refuses_another(tmp_path, shared_gpt2)
 def test_score_file_records_the_convention_and_resume_refuses_another(tmp_path, shared_gpt2):
     import pandas as pd
 
-    from pllscore.scorefile import score_file
+    from pllscore.jobs.local import score_file
 
     src, out = tmp_path / "in.txt", tmp_path / "out.csv"
     src.write_text("\n".join(SENTENCES[:3]) + "\n")

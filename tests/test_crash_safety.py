@@ -12,7 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import pllscore.io.writers as writers
-from pllscore.scorefile import Interrupted, score_file
+from pllscore.jobs.local import Interrupted, score_file
 
 pytestmark = pytest.mark.shared
 

@@ -250,7 +250,7 @@ def test_kind_masked_and_a_revision_are_refused(tiny):
 def test_the_provenance_records_the_file_name_and_sha256(tiny, tiny_scorer):
     import hashlib
 
-    from pllscore.provenance import model_identity, model_key, model_record, run_record
+    from pllscore.io.provenance import model_identity, model_key, model_record, run_record
 
     path = tiny[0]
     digest = hashlib.sha256(path.read_bytes()).hexdigest()

@@ -19,7 +19,7 @@ import pandas as pd
 import pytest
 
 import pllscore.io.writers as writers
-from pllscore.scorefile import score_file
+from pllscore.jobs.local import score_file
 from tests.conftest import TINY_BERT
 
 pytestmark = pytest.mark.shared
@@ -33,9 +33,9 @@ def _cli(argv: list[str], chunk: int) -> None:
     """The ``pllscore`` console script, in a child process; chunks are made small (the CLI has no option)."""
     import sys
 
-    import pllscore.scorefile
+    import pllscore.jobs.local
 
-    pllscore.scorefile.score_file.__kwdefaults__["chunk_size"] = chunk
+    pllscore.jobs.local.score_file.__kwdefaults__["chunk_size"] = chunk
     sys.argv = ["pllscore", *argv]
     from pllscore.cli import main
 
@@ -46,7 +46,7 @@ def _cli(argv: list[str], chunk: int) -> None:
 def forkserver():
     ctx = multiprocessing.get_context("forkserver")
     ctx.set_forkserver_preload(["torch", "transformers", "pandas", "pyarrow.parquet", "pllscore.cli",
-                                "pllscore.scorer", "pllscore.scorefile", __name__])  # fmt: skip
+                                "pllscore.scoring.scorers", "pllscore.jobs.local", __name__])  # fmt: skip
     return ctx
 
 

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from pllscore import InputError, Results, SentenceScore, to_frame
-from pllscore.frames import to_wide_frame
-from pllscore.norms import NORMS, check_norms
-from pllscore.unigram import TokenUnigram, WordfreqUnigram, count_corpus, load_unigram, read_counts
+from pllscore.results.frames import to_wide_frame
+from pllscore.results.norms import NORMS, check_norms
+from pllscore.results.unigram import TokenUnigram, WordfreqUnigram, count_corpus, load_unigram, read_counts
 
 
 def _result(metric="word-l2r", index=0, logprobs=(-1.0, -2.0, -0.5, np.nan)):

@@ -8,7 +8,7 @@ import math
 import pandas as pd
 import pytest
 
-from pllscore.unigram import count_corpus
+from pllscore.results.unigram import count_corpus
 from tests.conftest import TINY_BERT, TINY_GPT2
 from tests.test_cli import run
 

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from pllscore import CausalScorer, InputError, MaskedScorer
-from pllscore.frames import to_wide_frame
 from pllscore.metrics import METRICS
+from pllscore.results.frames import to_wide_frame
 from tests import oracle
 from tests.conftest import SENTENCES
 

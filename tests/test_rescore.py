@@ -320,7 +320,7 @@ def test_masked_end_to_end_with_a_metric_and_bleu(shared_bert, nbest, tmp_path):
 
 @pytest.mark.shared
 def test_interrupted_then_resumed_equals_uninterrupted(shared_bert, nbest, tmp_path, monkeypatch):
-    from pllscore.scorefile import Interrupted
+    from pllscore.jobs.local import Interrupted
 
     opts = dict(model=shared_bert, chunk_size=3, progress=False, tune_on_dev=True, lambda_grid="0:1:0.25")
     rescore(nbest, tmp_path / "whole.csv", **opts)

@@ -12,7 +12,7 @@ import textwrap
 import pandas as pd
 import pytest
 
-from pllscore.scorefile import Interrupted, score_file
+from pllscore.jobs.local import Interrupted, score_file
 from tests.conftest import TINY_BERT, TINY_GPT2
 
 pytestmark = pytest.mark.shared
@@ -74,7 +74,7 @@ def test_kill_mid_write_then_resume_equals_uninterrupted(corpus, tmp_path):
     script = textwrap.dedent(f"""
         import os, signal
         import pllscore.io.writers as w
-        from pllscore.scorefile import score_file
+        from pllscore.jobs.local import score_file
         real = w.write_part
         calls = []
         def write_part(path, frame, fmt, **kwargs):
@@ -117,13 +117,13 @@ def test_resume_refuses_other_settings(shared_bert, corpus, tmp_path, monkeypatc
 
 
 def test_interrupted_cli_exits_130(corpus, tmp_path, monkeypatch):
-    import pllscore.scorefile as sf
+    import pllscore.jobs.local as sf
     from tests.test_cli import run
 
     def stop(*args, **kwargs):
         raise sf.Interrupted("interrupted after 0 of 18 texts; the output holds them, rerun with --resume to continue")
 
-    monkeypatch.setattr("pllscore.scorefile.score_file", stop)
+    monkeypatch.setattr("pllscore.jobs.local.score_file", stop)
     done = run("score", str(corpus), "-m", str(TINY_BERT), "-o", str(tmp_path / "o.tsv"))
     assert done.returncode == 130 and "--resume" in done.stderr
 
@@ -153,7 +153,7 @@ def table_corpus(tmp_path_factory):
 def _stopped_then_resumed(tmp_path, corpus, first, second, mutate=None):
     """Run ``first`` until one chunk is done, stop it (Ctrl-C), change things, resume with ``second``:
     the one-line error, or None when the resume went through."""
-    import pllscore.tablejob as tj
+    import pllscore.jobs.table as tj
     from pllscore import InputError
 
     out = tmp_path / "o.tsv"

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from pllscore import InputError
-from pllscore.scorefile import score_file
+from pllscore.jobs.local import score_file
 from tests.conftest import TINY_BERT, TINY_GPT2
 from tests.test_cli import run
 

@@ -10,12 +10,11 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
+from pllscore._version import __version__
 from pllscore.errors import InputError, InputTooLongError, ModelError, NonFiniteError, PllscoreError
-from pllscore.frames import to_frame
 from pllscore.metrics import DEFAULT_METRIC, METRICS
-from pllscore.results import Results, SentenceScore, TokenScore, WordScore
-
-__version__ = "0.1.0"
+from pllscore.results.frames import to_frame
+from pllscore.results.scores import Results, SentenceScore, TokenScore, WordScore
 
 __all__ = [
     "CausalScorer",
@@ -46,24 +45,24 @@ __all__ = [
 
 # torch and transformers load only when a scorer is first used, so `pllscore --help` stays fast
 _LAZY = {
-    "CausalScorer": "pllscore.scorer",
-    "MaskedScorer": "pllscore.scorer",
-    "Scorer": "pllscore.scorer",
-    "load": "pllscore.scorer",
-    "score": "pllscore.scorer",
-    "score_file": "pllscore.scorefile",
-    "ScoreSummary": "pllscore.scorefile",
-    "Interrupted": "pllscore.scorefile",
-    "explain": "pllscore.explanation",
-    "score_dataset": "pllscore.distributed.ray",
-    "Explanation": "pllscore.explanation",
+    "CausalScorer": "pllscore.scoring.scorers",
+    "MaskedScorer": "pllscore.scoring.scorers",
+    "Scorer": "pllscore.scoring.scorers",
+    "load": "pllscore.scoring.scorers",
+    "score": "pllscore.scoring.scorers",
+    "score_file": "pllscore.jobs.local",
+    "ScoreSummary": "pllscore.jobs.local",
+    "Interrupted": "pllscore.jobs.local",
+    "explain": "pllscore.analysis.explanation",
+    "score_dataset": "pllscore.jobs.ray",
+    "Explanation": "pllscore.analysis.explanation",
 }
 
 if TYPE_CHECKING:
-    from pllscore.distributed.ray import score_dataset
-    from pllscore.explanation import Explanation, explain
-    from pllscore.scorefile import Interrupted, ScoreSummary, score_file
-    from pllscore.scorer import CausalScorer, MaskedScorer, Scorer, load, score
+    from pllscore.analysis.explanation import Explanation, explain
+    from pllscore.jobs.local import Interrupted, ScoreSummary, score_file
+    from pllscore.jobs.ray import score_dataset
+    from pllscore.scoring.scorers import CausalScorer, MaskedScorer, Scorer, load, score
 
 
 def __getattr__(name: str) -> Any:

@@ -23,7 +23,7 @@ def install() -> None:
     import pllscore  # light: torch and transformers load with the first scorer
 
     def load_then_crash_once(*args: Any, **kwargs: Any) -> Any:
-        from pllscore.scorer import load
+        from pllscore.scoring.scorers import load
 
         scorer = load(*args, **kwargs)
         score = scorer.score

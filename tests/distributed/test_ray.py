@@ -16,8 +16,8 @@ ray = pytest.importorskip("ray")
 pytestmark = pytest.mark.shared
 
 from pllscore import InputError  # noqa: E402
-from pllscore.distributed.ray import score_dataset  # noqa: E402
-from pllscore.scorefile import score_file  # noqa: E402
+from pllscore.jobs.local import score_file  # noqa: E402
+from pllscore.jobs.ray import score_dataset  # noqa: E402
 
 TEXTS = [f"The traveler lost souvenir number {i} near the {w}." for i, w in enumerate(["mat", "store", "vehicle"] * 7)]
 ROOT = Path(__file__).resolve().parents[2]

@@ -15,8 +15,8 @@ ray = pytest.importorskip("ray")
 pytestmark = pytest.mark.shared
 
 from pllscore import InputError  # noqa: E402
-from pllscore.distributed.ray import score_dataset  # noqa: E402
-from pllscore.scorefile import score_file  # noqa: E402
+from pllscore.jobs.local import score_file  # noqa: E402
+from pllscore.jobs.ray import score_dataset  # noqa: E402
 
 SENTENCES = ["The traveler lost the souvenir.", "She ate the sandwich quickly.", "Dogs bark at strangers.",
              "The hooligan wrecked the vehicle.", "A cat sat on the mat.", "Carnivores eat meat."]  # fmt: skip

@@ -10,7 +10,7 @@ import pytest
 
 from pllscore import InputError
 from pllscore.eval.runs import run_blimp, run_pairs
-from pllscore.results import Results, SentenceScore
+from pllscore.results.scores import Results, SentenceScore
 
 # text -> per-token log-probabilities; tokens are the words
 LOGPROBS = {"a b c": (-1, -1, -1), "a b": (-1, -1.5), "x": (-2,), "x y": (-1, -1.5)}
@@ -106,7 +106,7 @@ def test_norm_mistakes_before_any_model_is_loaded(tmp_path):
 def test_diagnose_length_per_norm():
     from pllscore.analysis import diagnostics as dx
     from pllscore.analysis.stats import pearson
-    from pllscore.unigram import TokenUnigram
+    from pllscore.results.unigram import TokenUnigram
 
     texts = list(LOGPROBS)
     res = WordScorer().score(texts)
@@ -120,7 +120,7 @@ def test_diagnose_length_per_norm():
 
 
 def test_report_shows_the_normalised_columns(tmp_path):
-    from pllscore.report import make_report
+    from pllscore.analysis.report import make_report
 
     data = tmp_path / "blimp"
     data.mkdir()

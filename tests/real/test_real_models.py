@@ -114,7 +114,7 @@ def _oracle(real: Real, text: str) -> tuple[list[int], list[tuple[int, int]], li
 
 
 def test_loads_as_a_causal_lm_with_its_file_in_the_provenance(real: Real) -> None:
-    from pllscore.provenance import model_identity, model_key, model_record, run_record
+    from pllscore.io.provenance import model_identity, model_key, model_record, run_record
 
     s = real.scorer
     assert s.kind == "causal" and s.tokenizer.is_fast

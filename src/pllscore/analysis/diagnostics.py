@@ -47,12 +47,12 @@ def length(
     Returns (summary, data): data has one row per sentence, system and norm with ``n_tokens``
     and ``neg_score``. Tokens are counted by each system's own tokenizer. The analysis is
     ``length`` for the summed score and ``length:<norm>`` for a normalised one (``norms``, see
-    :data:`pllscore.norms.NORMS`; ``unigram``/``causal_unigram`` for ``slor`` and ``norm-lp``):
+    :data:`pllscore.results.norms.NORMS`; ``unigram``/``causal_unigram`` for ``slor`` and ``norm-lp``):
     a norm that corrects for length brings r towards 0.
     """
     import pandas as pd
 
-    from pllscore.norms import norm_values
+    from pllscore.results.norms import norm_values
 
     rows, data = [], []
     for name in _systems(masked, causal):

@@ -84,16 +84,16 @@ def run_diagnose(
         sample: use this many distinct sentences, drawn at random with ``seed``.
         output: folder for ``summary.csv/.md/.tex``, per-analysis data, figures and ``meta.json``.
         norms: the length analysis is also run on these normalised scores (``length:<norm>`` rows;
-            :data:`pllscore.norms.NORMS`); ``slor`` and ``norm-lp`` need ``unigram`` (a token-count
+            :data:`pllscore.results.norms.NORMS`); ``slor`` and ``norm-lp`` need ``unigram`` (a token-count
             table or ``"wordfreq"``) or ``unigram_corpus`` (counted with each model's tokenizer).
     """
     import pandas as pd
 
     from pllscore.analysis import diagnostics as dx
     from pllscore.io.tables import write_tables
-    from pllscore.norms import check_norms
-    from pllscore.scorer import as_scorer
-    from pllscore.unigram import load_unigram
+    from pllscore.results.norms import check_norms
+    from pllscore.results.unigram import load_unigram
+    from pllscore.scoring.scorers import as_scorer
 
     if unigram is not None and unigram_corpus is not None:
         raise InputError("give either --unigram or --unigram-corpus, not both")
@@ -164,7 +164,7 @@ def _record(
     out: Path, mlm: Any, clm: Any, source: str, n: int, n_words: int, sample: Any, seed: int, metrics: list[str]
 ) -> None:
     from pllscore.analysis.diagnostics import CONTEXTS, FREQUENCY_MEASURE
-    from pllscore.provenance import command_line, model_record, now, versions
+    from pllscore.io.provenance import command_line, model_record, now, versions
 
     meta = {
         "kind": "diagnose",

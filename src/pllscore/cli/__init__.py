@@ -45,7 +45,7 @@ def _root(
     debug: bool = typer.Option(False, "--debug", help="Show the full traceback of an error."),
 ) -> None:
     if version:
-        from pllscore import __version__
+        from pllscore._version import __version__
 
         typer.echo(f"pllscore {__version__}")
         raise typer.Exit()
@@ -78,7 +78,7 @@ def main() -> None:
     except PllscoreError as e:
         if debug:
             raise
-        from pllscore.scorefile import Interrupted
+        from pllscore.jobs.local import Interrupted
 
         typer.echo(f"error: {e}", err=True)
         sys.exit(130 if isinstance(e, Interrupted) else 1)

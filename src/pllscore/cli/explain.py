@@ -23,7 +23,7 @@ def explain_command(
     ),
 ) -> None:
     """Print each token's log-probability under every metric, grouped by word, with totals."""
-    from pllscore.explanation import explain
+    from pllscore.analysis.explanation import explain
 
     result = explain(
         texts, model, causal_model=causal_model, metrics=metric or "all", device=device, dtype=dtype, plot=plot,

@@ -14,7 +14,7 @@ def report_command(
     ),
 ) -> None:
     """Write a self-contained HTML report with tables, figures, commands and versions."""
-    from pllscore.report import make_report
+    from pllscore.analysis.report import make_report
 
     html_path, md_path = make_report(folders, output)
     typer.echo(f"report written to {html_path} and {md_path}", err=True)

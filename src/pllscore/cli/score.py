@@ -90,7 +90,7 @@ def score_command(
 ) -> None:
     """Score texts with a masked LM (PLL) or a causal LM (log-likelihood)."""
     from pllscore.errors import InputError
-    from pllscore.scorefile import score_file
+    from pllscore.jobs.local import score_file
 
     if engine not in ("local", "ray"):
         raise InputError(f"unknown engine {engine!r}; choose local or ray")
@@ -106,7 +106,7 @@ def score_command(
     extras = dict(outputs=[n for n, on in (("entropy", entropy), ("rank", rank)) if on], word_prob=word_prob)
     speed = dict(compile=compile, share_prefixes=share_prefixes)
     if engine == "ray":
-        from pllscore.distributed.ray import score_dataset
+        from pllscore.jobs.ray import score_dataset
 
         if input is None or output is None:
             raise InputError("--engine ray needs INPUT (files, a folder or a glob) and -o OUT_DIR")

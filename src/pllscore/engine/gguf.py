@@ -10,7 +10,7 @@ pllscore scores as causal LMs.
 A model is read from a GGUF when its name is a file that ends in ``.gguf`` or starts with the
 GGUF magic bytes, or a folder that holds exactly one ``.gguf`` file and no ``config.json``.
 The file is the model: the scorer's name is its path, and provenance records its name and
-SHA-256 (:func:`pllscore.provenance.model_identity`). It needs the ``gguf`` package (and
+SHA-256 (:func:`pllscore.io.provenance.model_identity`). It needs the ``gguf`` package (and
 ``accelerate``, which transformers uses to load GGUF weights): ``pip install 'pllscore[gguf]'``.
 """
 

@@ -5,7 +5,7 @@ counted wrong and counted as unscored (``n_unscored`` in the accuracy tables).
 
 In: (good, bad) sentence columns of a table and one or more scorers.
 Out: one row per (pair, model, metric) with both scores and ``correct``; accuracies by group.
-With normalised scores (``norms``, :data:`pllscore.norms.NORMS`), each norm other than
+With normalised scores (``norms``, :data:`pllscore.results.norms.NORMS`), each norm other than
 ``sum`` adds ``good_<norm>``, ``bad_<norm>`` and ``correct_<norm>`` (good's normalised score
 higher, strictly), and the accuracy tables an ``accuracy_<norm>`` column.
 Nothing here knows about BLiMP.
@@ -44,7 +44,7 @@ def score_pairs(
         metrics: masked-LM metric(s) or ``"all"`` (default: the scorer's); ignored for causal LMs.
         progress: progress bar (None: only on a terminal).
         norms: normalisations (``sum`` is always there); ``slor`` and ``norm-lp`` need ``unigram``
-            (a :mod:`pllscore.unigram` model for this scorer's tokens).
+            (a :mod:`pllscore.results.unigram` model for this scorer's tokens).
         convention: ``"paper"`` (default: each sentence as given) or ``"lm-eval"`` (as
             lm-evaluation-harness scores it: the continuation ``" " + sentence`` of an empty context).
 
@@ -56,7 +56,7 @@ def score_pairs(
     """
     import pandas as pd
 
-    from pllscore.norms import check_norms, norm_values
+    from pllscore.results.norms import check_norms, norm_values
 
     extra = [n for n in check_norms(norms, unigram) if n != "sum"]
     sentences = list(dict.fromkeys([*pairs[good].tolist(), *pairs[bad].tolist()]))
@@ -113,7 +113,7 @@ def accuracy(scored: Any, by: Sequence[str]) -> Any:
 
 def norm_columns(frame: Any) -> list[str]:
     """The norms (other than ``sum``) whose ``correct_<norm>``/``accuracy_<norm>`` columns ``frame`` has, in order."""
-    from pllscore.norms import NORMS
+    from pllscore.results.norms import NORMS
 
     cols = set(frame.columns)
     return [n for n in NORMS if f"correct_{n}" in cols or f"accuracy_{n}" in cols]

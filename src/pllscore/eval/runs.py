@@ -3,7 +3,7 @@
 :func:`run_blimp` and :func:`run_pairs` are what ``pllscore blimp`` and ``pllscore pairs``
 run. Writing into a folder that already holds results of the same kind adds rows, so several
 models end up in one table. Rows are keyed by the model's identity (``model_id``: its name and
-a fingerprint of its files, revision or weights, :func:`pllscore.provenance.model_key`) and the
+a fingerprint of its files, revision or weights, :func:`pllscore.io.provenance.model_key`) and the
 metric: the same model and metric run again replace their old rows, while two different models
 that share a folder name (``runA/checkpoint-1000``, ``runB/checkpoint-1000``) are two rows,
 shown under names that tell them apart.
@@ -55,7 +55,7 @@ class EvalResult:
 
 
 def _scorers(models: Sequence[Any], device: str, dtype: str | None, **load: Any) -> list[Any]:
-    from pllscore.scorer import as_scorer
+    from pllscore.scoring.scorers import as_scorer
 
     if not models:
         raise InputError("no model given; pass --model (repeatable)")
@@ -71,7 +71,7 @@ class _Identity:
 
 
 def _identity(scorer: Any) -> _Identity:
-    from pllscore.provenance import model_identity, model_key
+    from pllscore.io.provenance import model_identity, model_key
 
     if not hasattr(scorer, "model"):  # a stand-in scorer without a model (tests): its name is all there is
         return _Identity(scorer.name, scorer.name, None)
@@ -130,7 +130,7 @@ def _score_all(
 ) -> Any:
     import pandas as pd
 
-    from pllscore.unigram import load_unigram
+    from pllscore.results.unigram import load_unigram
 
     frames = []
     for scorer, ident in zip(scorers, idents):
@@ -221,7 +221,7 @@ def _record(
     idents: list[_Identity],
     adding: bool,
 ) -> None:
-    from pllscore.provenance import command_line, model_record, now, versions
+    from pllscore.io.provenance import command_line, model_record, now, versions
 
     meta = _read_meta(output) if adding else None
     if meta is None:
@@ -278,7 +278,7 @@ def run_blimp(
     A folder that holds results made with other data, paradigms or ``limit`` is refused
     (:class:`InputError`) unless ``force``, which replaces them.
 
-    ``norms`` (:data:`pllscore.norms.NORMS`; ``sum`` is always there) adds per norm
+    ``norms`` (:data:`pllscore.results.norms.NORMS`; ``sum`` is always there) adds per norm
     ``good_<norm>``, ``bad_<norm>``, ``correct_<norm>`` to the pairs, ``accuracy_<norm>`` to the
     paradigms and ``Overall_<norm>`` to the summary; ``slor`` and ``norm-lp`` need ``unigram``
     (a token-count table or ``"wordfreq"``) or ``unigram_corpus`` (counted with each model's
@@ -290,7 +290,7 @@ def run_blimp(
     lm-eval's prefix token; see :mod:`pllscore.scoring.encoding`). A folder records it and refuses
     a run made with the other one.
     """
-    from pllscore.provenance import content_fingerprint
+    from pllscore.io.provenance import content_fingerprint
 
     norms_, norm_record = _norm_settings(norms, unigram, unigram_corpus)
     conv_record = _convention_settings(convention)
@@ -355,8 +355,8 @@ def run_pairs(
     ``compile`` and ``share_prefixes`` are passed to :func:`pllscore.load`.
     ``convention``: as for :func:`run_blimp`.
     """
+    from pllscore.io.provenance import content_fingerprint
     from pllscore.io.readers import read_table
-    from pllscore.provenance import content_fingerprint
 
     norms_, norm_record = _norm_settings(norms, unigram, unigram_corpus)
     conv_record = _convention_settings(convention)
@@ -430,8 +430,8 @@ def _norm_settings(
 
     Checked before any model is loaded; a unigram table or corpus is recorded by its content.
     """
-    from pllscore.norms import check_norms
-    from pllscore.provenance import content_fingerprint
+    from pllscore.io.provenance import content_fingerprint
+    from pllscore.results.norms import check_norms
 
     if unigram is not None and unigram_corpus is not None:
         raise InputError("give either --unigram or --unigram-corpus, not both")

@@ -81,7 +81,7 @@ class PllscoreLM(LM):
                 f"unknown model_args {', '.join(sorted(unknown))} for pllscore; known: pretrained, metric, dtype, "
                 "device, max_tokens, revision, trust_remote_code, long, stride, greedy"
             )
-        from pllscore.scorer import as_scorer
+        from pllscore.scoring.scorers import as_scorer
 
         self.scorer = as_scorer(
             pretrained,

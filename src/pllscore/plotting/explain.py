@@ -1,4 +1,4 @@
-"""Draw an :class:`~pllscore.explanation.Explanation`: tokens on the x axis, one bar colour per metric."""
+"""Draw an :class:`~pllscore.analysis.explanation.Explanation`: tokens on the x axis, one bar colour per metric."""
 
 from __future__ import annotations
 

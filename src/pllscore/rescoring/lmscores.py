@@ -37,7 +37,7 @@ def score_hypotheses(
     """
     import pandas as pd
 
-    from pllscore.scorefile import score_file
+    from pllscore.jobs.local import score_file
 
     metrics = None
     if metric is not None:

@@ -147,7 +147,7 @@ def rescore(
     """
     import pandas as pd
 
-    from pllscore.scorer import as_scorer
+    from pllscore.scoring.scorers import as_scorer
 
     t0 = time.perf_counter()
     out_name = None if output is None else os.fspath(output)

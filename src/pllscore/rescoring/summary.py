@@ -65,8 +65,8 @@ def _write(frame: Any, path: str, fmt: str, summary: RescoreSummary) -> None:
     """Write the rescored table with the summary as its metadata, and the summary again beside it as JSON."""
     import json
 
+    from pllscore.io.provenance import now
     from pllscore.io.writers import meta_path, write_json, write_part
-    from pllscore.provenance import now
 
     meta: Mapping[str, Any] = {"command": "rescore", "finished": now(), **summary.to_dict()}
     try:

@@ -1,4 +1,4 @@
-"""The parts of the scorers in :mod:`pllscore.scorer`.
+"""The parts of the scorers in :mod:`pllscore.scoring.scorers`.
 
 :mod:`~pllscore.scoring.encoding`: texts -> token ids and alignments, and the checks on texts.
 :mod:`~pllscore.scoring.stitching`: encoded texts -> what the engines run (windows for long

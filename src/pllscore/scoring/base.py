@@ -12,7 +12,7 @@ from pllscore.engine.compiling import compile_layers
 from pllscore.engine.loading import Kind, detect_kind, max_input_length, resolve_dtype
 from pllscore.errors import InputError, ModelError, NonFiniteError
 from pllscore.plan.words import check_mask_by, check_words
-from pllscore.results import SentenceScore
+from pllscore.results.scores import SentenceScore
 from pllscore.scoring.encoding import Encoded, check_contexts, check_convention, check_long, check_texts, encode
 
 #: what ``words=`` may be: a named mode, or one list of words per text

@@ -1,6 +1,6 @@
 """The user's words for file scoring: a word mode, or a column of pre-segmented words (one JSON list per row).
 
-Used by :func:`pllscore.scorefile.score_file` (``pllscore score --words``, ``--words-column``,
+Used by :func:`pllscore.jobs.local.score_file` (``pllscore score --words``, ``--words-column``,
 ``--word-sep``, ``--mask-by``): the words are read and checked against their texts before any
 scoring, and errors name the input row.
 """

@@ -14,7 +14,7 @@
   −log P_m(s) / log P_u(s) = log P_m(s) / (−log P_u(s)): negative like a log-probability,
   higher (nearer 0) is more acceptable; a ratio of two logarithms, so the same in nats and bits.
 
-log P_unigram (nats) comes from a unigram model (:mod:`pllscore.unigram`) over the same scored
+log P_unigram (nats) comes from a unigram model (:mod:`pllscore.results.unigram`) over the same scored
 tokens. Like every number of a view, normalised scores follow its unit (``slor``, ``mean`` and
 ``per-char`` are in nats or bits per unit) and are negated under ``surprisal=True``. A norm over
 nothing (no scored token) is NaN.
@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 if TYPE_CHECKING:
-    from pllscore.results import SentenceScore
+    from pllscore.results.scores import SentenceScore
 
 __all__ = ["NORMS", "UNIGRAM_NORMS", "check_norms", "norm_columns", "norm_values", "sum_scored", "unigram_norm"]
 

@@ -1,4 +1,4 @@
-"""Scorers: text -> tokens and alignment -> plan -> engine -> :class:`~pllscore.results.Results`.
+"""Scorers: text -> tokens and alignment -> plan -> engine -> :class:`~pllscore.results.scores.Results`.
 
 :class:`MaskedScorer` gives pseudo-log-likelihoods under the four PLL metrics;
 :class:`CausalScorer` gives chain-rule log-likelihoods. :func:`load` picks the right one.
@@ -20,7 +20,7 @@ from pllscore.errors import InputError, ModelError
 from pllscore.metrics import DEFAULT_METRIC, resolve_metrics
 from pllscore.plan.align import Span
 from pllscore.plan.masks import build_plan
-from pllscore.results import Results
+from pllscore.results.scores import Results
 from pllscore.scoring.base import Scorer, Words
 from pllscore.scoring.bow import BowTokens, bow_adjust
 from pllscore.scoring.encoding import targets

@@ -32,7 +32,7 @@ def versions() -> dict[str, str]:
     import torch
     import transformers
 
-    from pllscore import __version__
+    from pllscore._version import __version__
 
     return {
         "pllscore": __version__,

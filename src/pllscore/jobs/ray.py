@@ -102,11 +102,11 @@ class _BlockScorer:
     ) -> None:
         import torch
 
-        import pllscore
+        from pllscore.scoring.scorers import load as load_scorer
 
         if threads > 0:
             torch.set_num_threads(threads)
-        self.scorer = pllscore.load(model, **load)
+        self.scorer = load_scorer(model, **load)
         self.prepared = options.prepare(self.scorer)  # the metrics, the unigram model: once per actor
         self.settings, self.column, self.out = settings, settings["column"], Path(out)
 
@@ -116,9 +116,9 @@ class _BlockScorer:
         return pd.DataFrame([self._block(int(b), g) for b, g in batch.groupby(_BLOCK, sort=True)])
 
     def _block(self, block: int, frame: Any) -> dict[str, Any]:
+        from pllscore.io.provenance import run_record
         from pllscore.io.readers import InputTable
         from pllscore.io.writers import write_part
-        from pllscore.provenance import run_record
 
         attempts = self.out / "_attempts"
         attempts.mkdir(exist_ok=True)
@@ -209,10 +209,10 @@ def score_dataset(
     ray = _ray()
     import pandas as pd
 
+    from pllscore.io.provenance import command_line, now
     from pllscore.io.readers import read_blocks
+    from pllscore.jobs.table import ScoreOptions
     from pllscore.metrics import resolve_metrics
-    from pllscore.provenance import command_line, now
-    from pllscore.tablejob import ScoreOptions
 
     options = ScoreOptions(
         metrics=metrics, level=level, id_column=id_column, base=base, surprisal=surprisal, long=long, norm=norm,
@@ -230,9 +230,9 @@ def score_dataset(
     chosen = ["causal"] if kind == "causal" else list(resolve_metrics(metrics or "word-l2r"))
     # what resume compares: the inputs' content (not their paths), the model's files or revision, and
     # every setting that changes a number or a row
-    from pllscore import __version__
+    from pllscore._version import __version__
+    from pllscore.io.provenance import content_fingerprint, named_model_identity
     from pllscore.io.writers import check_resume, write_json
-    from pllscore.provenance import content_fingerprint, named_model_identity
 
     identity = named_model_identity(model)
     settings = {
@@ -388,8 +388,8 @@ def _model_kind(model: str) -> str | None:
 def _options_record(options: Any, asked: Sequence[str]) -> dict[str, Any]:
     """What resume compares of the options beyond the common settings: contexts, words, convention,
     and (when asked) the norms with the unigram source's content, the per-token outputs, the BOW correction."""
-    from pllscore.provenance import content_fingerprint
-    from pllscore.unigram import load_unigram
+    from pllscore.io.provenance import content_fingerprint
+    from pllscore.results.unigram import load_unigram
 
     out = options.meta()
     norms = options.norms(options.unigram or options.unigram_corpus)

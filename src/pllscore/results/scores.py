@@ -7,8 +7,8 @@ scored has no score, and must not win a comparison by totalling 0.
 ``view(base=2, surprisal=True)`` gives the same results in bits and/or negated; every
 number a view shows (token, word, total, mean) is then in that unit.
 
-Normalised sentence scores (:data:`NORMS`, :meth:`SentenceScore.normalised`): see :mod:`pllscore.norms`.
-DataFrames of results: :mod:`pllscore.frames`.
+Normalised sentence scores (:data:`NORMS`, :meth:`SentenceScore.normalised`): see :mod:`pllscore.results.norms`.
+DataFrames of results: :mod:`pllscore.results.frames`.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import Any, Literal, overload
 
 import numpy as np
 
-from pllscore.norms import NORMS, check_norms, sum_scored, unigram_norm
+from pllscore.results.norms import NORMS, check_norms, sum_scored, unigram_norm
 
 Span = tuple[int, int]
 Level = Literal["sentence", "word", "token"]
@@ -161,7 +161,7 @@ class SentenceScore:
     def normalised(self, norm: str, unigram: Any = None) -> float:
         """The total under a normalisation of :data:`NORMS`, in the view's unit (see the module's docstring).
 
-        ``unigram`` (a :mod:`pllscore.unigram` model, with ``logprob(score)`` in nats) is needed by
+        ``unigram`` (a :mod:`pllscore.results.unigram` model, with ``logprob(score)`` in nats) is needed by
         ``slor`` and ``norm-lp``.
         """
         norm = check_norms([norm], unigram)[0]
@@ -316,7 +316,7 @@ class Results(Sequence[SentenceScore]):
         self, level: Level = "sentence", *, norm: str | Sequence[str] | None = None, unigram: Any = None
     ) -> Any:
         """A tidy pandas DataFrame at sentence, word or token level (``norm``, ``unigram``: see :func:`to_frame`)."""
-        from pllscore.frames import to_frame
+        from pllscore.results.frames import to_frame
 
         return to_frame(self, level=level, norm=norm, unigram=unigram)
 

@@ -84,7 +84,7 @@ class ScoreOptions:
 
     def norms(self, unigram: Any) -> tuple[str, ...]:
         """The norms that add columns (``sum`` and ``mean`` are always there), checked against ``unigram``."""
-        from pllscore.norms import check_norms
+        from pllscore.results.norms import check_norms
 
         norms = tuple(n for n in check_norms(self.norm, unigram) if n not in ("sum", "mean"))
         if norms and self.level != "sentence":
@@ -94,7 +94,7 @@ class ScoreOptions:
     def prepare(self, scorer: Any) -> Prepared:
         """Bind to a loaded scorer: the metrics it computes, the unigram model, the per-token outputs."""
         from pllscore.metrics import resolve_metrics
-        from pllscore.unigram import load_unigram
+        from pllscore.results.unigram import load_unigram
 
         self.check()
         asked = self.check_kind(scorer.kind, scorer.name)
@@ -280,7 +280,7 @@ def output_rows(
     """The output rows of ``table`` rows ``lo:hi``."""
     import pandas as pd
 
-    from pllscore.frames import to_wide_frame
+    from pllscore.results.frames import to_wide_frame
 
     scores = to_wide_frame(results, level=level, base=base, surprisal=surprisal, norm=norm, unigram=unigram)  # type: ignore[arg-type]
     local = scores.pop("index").to_numpy()

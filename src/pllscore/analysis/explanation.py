@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from pllscore.results import Results, SentenceScore
+from pllscore.results.scores import Results, SentenceScore
 
 __all__ = ["Explanation", "explain"]
 
@@ -24,7 +24,7 @@ class Explanation:
     """Scores of the same texts under several metrics, ready to compare token by token.
 
     Attributes:
-        masked: the masked LM's results, metric-major (see :class:`~pllscore.results.Results`).
+        masked: the masked LM's results, metric-major (see :class:`~pllscore.results.scores.Results`).
         causal: the causal LM's results, or None.
         metrics: the masked metrics, in column order.
     """
@@ -154,7 +154,7 @@ def explain(
         mask_by: what word-l2r and whole-word mask: ``"tokenizer"`` (default) or the user's ``"words"``.
     """
     from pllscore.metrics import resolve_metrics
-    from pllscore.scorer import as_scorer
+    from pllscore.scoring.scorers import as_scorer
 
     mlm = as_scorer(model, kind="masked", role="explain", device=device, dtype=dtype)
     chosen = resolve_metrics(metrics)

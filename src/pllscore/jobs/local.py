@@ -18,11 +18,11 @@ from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 from pllscore.errors import InputError, NonFiniteError, PllscoreError
+from pllscore.io.provenance import content_fingerprint, model_identity, now, run_record
 from pllscore.io.readers import InputTable, read_input
 from pllscore.io.writers import ResumableWriter, StreamWriter, check_resume, meta_path, output_format
-from pllscore.provenance import content_fingerprint, model_identity, now, run_record
-from pllscore.tablejob import META_KEYS, ScoreOptions
-from pllscore.tablejob import log_base as log_base_of
+from pllscore.jobs.table import META_KEYS, ScoreOptions
+from pllscore.jobs.table import log_base as log_base_of
 
 __all__ = ["Interrupted", "ScoreSummary", "score_file"]
 
@@ -124,10 +124,10 @@ def score_file(
         stream: where output goes when ``output`` is None (default stdout).
         long: ``"error"`` or ``"window"`` for texts longer than the model allows (see :func:`pllscore.load`).
         stride: a causal model's window step in ``"window"`` mode.
-        norm: sentence-score normalisation(s) (:data:`pllscore.norms.NORMS`); beside ``<metric>`` and
+        norm: sentence-score normalisation(s) (:data:`pllscore.results.norms.NORMS`); beside ``<metric>`` and
             ``<metric>_mean``, each of ``per-char``, ``slor``, ``norm-lp`` adds a ``<metric>_<norm>`` column.
         unigram: for ``slor``/``norm-lp``: a tsv/csv of token counts, ``"wordfreq"`` (word-level), or a model
-            from :mod:`pllscore.unigram`.
+            from :mod:`pllscore.results.unigram`.
         unigram_corpus: for ``slor``/``norm-lp``: a text file whose tokens (the model's tokenizer) are counted.
         context: score every text given this context (see :meth:`pllscore.MaskedScorer.score`).
         context_column: score every text given the value of this column in its row (empty: no context).
@@ -148,7 +148,7 @@ def score_file(
     Raises:
         Interrupted: on Ctrl-C, after recording progress; rerun with ``resume=True``.
     """
-    from pllscore.scorer import as_scorer
+    from pllscore.scoring.scorers import as_scorer
 
     options = ScoreOptions(
         metrics=metrics, level=level, id_column=id_column, base=base, surprisal=surprisal, long=long, norm=norm,

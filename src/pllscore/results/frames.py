@@ -8,8 +8,8 @@ from typing import Any, Literal
 
 import numpy as np
 
-from pllscore.norms import norm_columns, norm_values
-from pllscore.results import Level, Results, SentenceScore, _level_error
+from pllscore.results.norms import norm_columns, norm_values
+from pllscore.results.scores import Level, Results, SentenceScore, _level_error
 
 __all__ = ["to_frame", "to_wide_frame"]
 
@@ -32,7 +32,7 @@ def to_frame(
         surprisal: negate the scores; defaults to the results' own view.
         norm: normalisation(s) of :data:`NORMS` (sentence level): ``total`` (sum) and ``mean`` are
             always columns, and ``per-char``, ``slor`` and ``norm-lp`` add a column of that name.
-        unigram: the unigram model ``slor`` and ``norm-lp`` need (:func:`pllscore.unigram.load_unigram`
+        unigram: the unigram model ``slor`` and ``norm-lp`` need (:func:`pllscore.results.unigram.load_unigram`
             builds one from a counts table, a corpus or ``"wordfreq"``).
 
     The score column is named ``logprob`` (or ``surprisal``) and the ``unit`` column says
@@ -43,7 +43,7 @@ def to_frame(
     """
     import pandas as pd
 
-    from pllscore.unigram import load_unigram
+    from pllscore.results.unigram import load_unigram
 
     unigram = load_unigram(unigram) if unigram is not None else None
     extra = norm_columns(norm, unigram, level)
@@ -129,7 +129,7 @@ def to_wide_frame(
     """
     import pandas as pd
 
-    from pllscore.unigram import load_unigram
+    from pllscore.results.unigram import load_unigram
 
     unigram = load_unigram(unigram) if unigram is not None else None
     extra = norm_columns(norm, unigram, level)

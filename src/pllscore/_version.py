@@ -1,0 +1,3 @@
+"""The package version, in one place: read by the package, provenance and ``pllscore --version``."""
+
+__version__ = "0.1.0"
