@@ -133,16 +133,37 @@ def long_functions(known: dict[str, Path]) -> list[str]:
     return out
 
 
+def _flags(values: list[ast.expr]) -> set[str]:
+    out = set()
+    for a in values:
+        if isinstance(a, ast.Constant) and isinstance(a.value, str):
+            out.update(f for f in re.split(r"[/ ]", a.value) if f.startswith("--"))
+    return out
+
+
 def flag_ratio() -> tuple[int, int]:
-    """(option declarations, distinct flags) in src/pllscore/cli: a declaration is a typer.Option(...) call."""
+    """(option declarations, distinct flags): a declaration is a typer.Option(...) call with literal flags in
+    src/pllscore/cli, or a field of src/pllscore/settings.py with flags (each of its switches counts once)."""
     decls, flags = 0, set()
     for path in (ROOT / PKG / "cli").rglob("*.py"):
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", "")) == "Option":
-                decls += 1
-                for a in node.args:
-                    if isinstance(a, ast.Constant) and isinstance(a.value, str):
-                        flags.update(f for f in re.split(r"[/ ]", a.value) if f.startswith("--"))
+                found = _flags(node.args)
+                decls += bool(found)
+                flags |= found
+    settings = ROOT / PKG / "settings.py"
+    if settings.exists():
+        for node in ast.walk(ast.parse(settings.read_text())):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "setting":
+                for kw in node.keywords:
+                    if kw.arg == "flags" and isinstance(kw.value, ast.Tuple):
+                        found = _flags(kw.value.elts)
+                        decls += bool(found)
+                        flags |= found
+                    if kw.arg == "switches" and isinstance(kw.value, ast.Dict):
+                        names = {f"--{k.value}" for k in kw.value.keys if isinstance(k, ast.Constant)}
+                        decls += len(names)
+                        flags |= names
     return decls, len(flags)
 
 

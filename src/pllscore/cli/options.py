@@ -1,0 +1,126 @@
+"""Command-line options made from :mod:`pllscore.settings`: a flag is declared once, there.
+
+:func:`with_settings` gives a command the options of whole settings groups: the command declares a
+parameter typed with a settings class (``model: ModelSettings``) and receives the built, checked
+object; the flags of that class's fields are added to the command's signature, which typer reads.
+Options that belong to no settings group but recur across commands (``--quiet``, ``--progress``)
+are the ``Annotated`` aliases below.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import inspect
+import typing
+from collections.abc import Callable, Sequence
+from typing import Annotated, Any
+
+import typer
+
+from pllscore.settings import Settings
+
+__all__ = ["Progress", "Quiet", "option_for", "with_settings"]
+
+Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar and no summary.")]
+Progress = Annotated[bool, typer.Option("--progress", help="Show the progress bar even when stderr is not a terminal.")]
+
+
+def progress_of(quiet: bool, progress: bool = False) -> bool | None:
+    """The ``progress=`` an API function takes for ``--quiet`` and ``--progress``."""
+    return False if quiet else (True if progress else None)
+
+
+def _cli_type(f: dataclasses.Field[Any], hint: Any) -> Any:
+    """The type typer parses a field's option as."""
+    if f.metadata.get("repeatable"):
+        return list[str] | None
+    if hint is bool:
+        return bool
+    for simple in (int, float):
+        if hint is simple or hint == (simple | None):
+            return hint
+    return str if isinstance(f.default, str) else str | None
+
+
+def option_for(
+    cls: type[Settings], name: str, *, help: str | None = None, flags: Sequence[str] | None = None, default: Any = None
+) -> inspect.Parameter:
+    """The command parameter of field ``name`` of ``cls``; ``help``/``flags``/``default`` override the field's."""
+    f = next(x for x in dataclasses.fields(cls) if x.name == name)
+    hint = typing.get_type_hints(cls)[name]
+    value = f.default if default is None and f.default is not dataclasses.MISSING else default
+    if value is None and f.default is dataclasses.MISSING:
+        value = None
+    decls = tuple(flags or f.metadata["flags"])
+    opt = typer.Option(value, *decls, help=help or f.metadata["help"])
+    return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=opt, annotation=_cli_type(f, hint))
+
+
+def _switches(cls: type[Settings]) -> dict[str, tuple[str, str, str]]:
+    """``{flag parameter: (field, value, help)}`` of the fields set by one on/off flag per value."""
+    out = {}
+    for f in dataclasses.fields(cls):
+        for value, text in f.metadata.get("switches", {}).items():
+            out[value.replace("-", "_")] = (f.name, value, text)
+    return out
+
+
+def _group_params(cls: type[Settings], skip: set[str], overrides: dict[str, dict[str, Any]]) -> list[inspect.Parameter]:
+    params = []
+    for f in dataclasses.fields(cls):
+        if f.name in skip:
+            continue
+        if f.metadata.get("switches"):
+            for param, (_, value, text) in _switches(cls).items():
+                opt = typer.Option(False, f"--{value}", help=text)
+                params.append(inspect.Parameter(param, inspect.Parameter.KEYWORD_ONLY, default=opt, annotation=bool))
+        elif f.metadata.get("flags"):
+            params.append(option_for(cls, f.name, **overrides.get(f.name, {})))
+    return params
+
+
+def _build(cls: type[Settings], kwargs: dict[str, Any], skip: set[str]) -> Settings:
+    """The settings object from the parsed options (popped from ``kwargs``)."""
+    given: dict[str, Any] = {}
+    for f in dataclasses.fields(cls):
+        if f.name in skip:
+            continue
+        if f.metadata.get("switches"):
+            on = [value for param, (_, value, _) in _switches(cls).items() if kwargs.pop(param, False)]
+            given[f.name] = tuple(on)
+        elif f.metadata.get("flags"):
+            given[f.name] = kwargs.pop(f.name)
+    return cls(**given)
+
+
+def with_settings(
+    *, skip: Sequence[str] = (), overrides: dict[str, dict[str, Any]] | None = None
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Decorate a command whose parameters typed with a :class:`~pllscore.settings.Settings` class receive
+    that group, built from its fields' flags. ``skip``: fields the command declares itself (or leaves at
+    their default); ``overrides``: per field, another ``help``, ``flags`` or ``default``."""
+    skipped, extra = set(skip), dict(overrides or {})
+
+    def wrap(func: Callable[..., Any]) -> Callable[..., Any]:
+        hints = typing.get_type_hints(func, include_extras=True)
+        sig = inspect.signature(func)
+        groups = {
+            n: hints[n] for n in sig.parameters if isinstance(hints.get(n), type) and issubclass(hints[n], Settings)
+        }
+        own = [p.replace(annotation=hints.get(p.name, p.annotation)) for p in sig.parameters.values()]
+        own = [p for p in own if p.name not in groups]
+        added = [p for cls in groups.values() for p in _group_params(cls, skipped, extra)]
+
+        @functools.wraps(func)
+        def command(**kwargs: Any) -> Any:
+            built = {n: _build(cls, kwargs, skipped) for n, cls in groups.items()}
+            return func(**kwargs, **built)
+
+        params = own + added
+        command.__signature__ = sig.replace(parameters=params)  # type: ignore[attr-defined]
+        command.__annotations__ = {p.name: p.annotation for p in params}
+        del command.__wrapped__  # typer must read the new signature, not the function's own
+        return command
+
+    return wrap
