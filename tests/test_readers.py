@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from pllscore import InputError
-from pllscore.io import readers
+from pllscore.io import decoding
 from pllscore.io.readers import read_blocks, read_input
 
 ODD_TXT = (
@@ -73,7 +73,7 @@ def test_what_a_row_is(odd):
 @pytest.mark.parametrize("skip_empty", [True, False])
 @pytest.mark.parametrize("block_rows", [1, 2, 3, 100])
 def test_blocks_are_the_whole_read_cut_into_pieces(odd, monkeypatch, name, skip_empty, block_rows):
-    monkeypatch.setattr(readers, "_READ", 5)  # decode in tiny pieces: no piece boundary may show
+    monkeypatch.setattr(decoding, "_READ", 5)  # decode in tiny pieces: no piece boundary may show
     try:
         whole = _table_state(read_input(odd / name, skip_empty=skip_empty))
     except InputError as e:

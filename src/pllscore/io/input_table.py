@@ -1,0 +1,134 @@
+"""The texts to score: :class:`InputTable`, made from a file's rows once its text column is checked.
+
+The checks are the same whether a file is read whole or in blocks: the text column is picked
+(given, guessed, or the only one), every text cell must be a string, and empty or
+whitespace-only texts are left out (``skip_empty``) or refused, every one of them listed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from pllscore.errors import InputError
+from pllscore.io.rows import Piece
+
+__all__ = ["InputTable", "input_tables"]
+
+
+@dataclass(frozen=True)
+class InputTable:
+    """Texts to score and what travels with them.
+
+    Attributes:
+        source: the file name, or ``<stdin>``.
+        frame: one row per kept input row; the text column holds strings.
+        column: the name of the text column in ``frame``.
+        rows: per kept row, its 0-based row number in the input (stable across skips).
+        lines: per kept row, its 1-based line number in the file (for messages), or None.
+        skipped: input row numbers left out by ``skip_empty``.
+    """
+
+    source: str
+    frame: Any
+    column: str
+    rows: list[int]
+    lines: list[int | None]
+    skipped: list[int]
+
+    @property
+    def texts(self) -> list[str]:
+        return self.frame[self.column].tolist()
+
+    def where(self, i: int) -> str:
+        """``"line 12 of data.csv"`` (or row, for Parquet) for kept row ``i``."""
+        line = self.lines[i]
+        return f"line {line} of {self.source}" if line is not None else f"row {self.rows[i]} of {self.source}"
+
+
+def input_tables(
+    pieces: Iterator[Piece], column: str | None, source: str, kind: str, skip_empty: bool
+) -> Iterator[InputTable]:
+    """Pick the text column, check its cells, and drop (or refuse) empty texts, piece by piece.
+
+    The checks are those of a whole-file read: once a piece fails one, the rest of the file is
+    still read, so that a bad byte or line further on is reported first (a whole-file read
+    meets it before any check), a bad cell before empty texts, and every empty text is listed.
+    """
+    first = 0  # the input row number of the piece's first row
+    failed: InputError | None = None  # a column or cell error, reported once the file is read
+    empties: list[int] = []  # line (or row) numbers of empty texts, when they are an error
+    unit = "lines"
+    for frame, lines in pieces:
+        if failed is None:
+            try:
+                col = _pick_column(frame, column, source, kind)
+                empty = _check(frame, col, source, lines, first)
+            except InputError as e:
+                failed = e
+            else:
+                if empty and not skip_empty:
+                    unit = unit if empties or lines[empty[0]] is not None else "rows"
+                    empties += [lines[i] if lines[i] is not None else first + i for i in empty]
+                elif not empties:
+                    yield _kept(frame, col, source, lines, empty, first)
+        first += len(frame)
+    if failed is not None:
+        raise failed
+    if empties:
+        more = f" and {len(empties) - 10} more" if len(empties) > 10 else ""
+        raise InputError(
+            f"{source} has empty or whitespace-only texts ({unit} {', '.join(map(str, empties[:10]))}{more}); "
+            "remove them or pass --skip-empty"
+        )
+
+
+def _kept(frame: Any, col: str, source: str, lines: list[int | None], empty: list[int], first: int) -> InputTable:
+    gone = set(empty)
+    keep = [i for i in range(len(frame)) if i not in gone]
+    kept = frame.iloc[keep].reset_index(drop=True)
+    kept[col] = kept[col].astype(str)
+    return InputTable(
+        source=source,
+        frame=kept,
+        column=col,
+        rows=[first + i for i in keep],
+        lines=[lines[i] for i in keep],
+        skipped=[first + i for i in empty],
+    )
+
+
+def _check(frame: Any, col: str, source: str, lines: list[int | None], first: int) -> list[int]:
+    """Refuse a text cell that is not a string; return the positions of empty or whitespace-only texts."""
+    texts = frame[col]
+    for i, t in enumerate(texts):
+        if not isinstance(t, str) and not _is_missing(t):
+            raise InputError(
+                f"{_where(lines, first, i)} of {source}: column {col!r} holds {type(t).__name__}, not text"
+            )
+    return [i for i, t in enumerate(texts) if _is_missing(t) or not str(t).strip()]
+
+
+def _where(lines: list[int | None], first: int, i: int) -> str:
+    return f"line {lines[i]}" if lines[i] is not None else f"row {first + i}"
+
+
+def _pick_column(frame: Any, column: str | None, source: str, kind: str) -> str:
+    columns = [str(c) for c in frame.columns]
+    if column is not None:
+        if column in columns:
+            return column
+        if kind == "txt":
+            raise InputError(f"{source} is plain text (one text per line) and has no columns; drop --column")
+        raise InputError(f"column {column!r} not in {source}; its columns are: {', '.join(columns)}")
+    for guess in ("sentence", "text", "Sentence", "Text", "sentences"):
+        if guess in columns:
+            return guess
+    if len(columns) == 1:
+        return columns[0]
+    raise InputError(f"which column of {source} holds the text? pass --column; its columns are: {', '.join(columns)}")
+
+
+def _is_missing(value: Any) -> bool:
+    return value is None or (isinstance(value, float) and value != value)

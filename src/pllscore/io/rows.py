@@ -1,0 +1,148 @@
+"""The rows of an input file as read, before any check: one reader per format, cut into pieces.
+
+Each piece is a DataFrame of consecutive rows and, per row, its 1-based line number in the file
+(None where a format has no lines, as Parquet). The text column is not picked or checked here:
+see :mod:`pllscore.io.input_table`.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+from pllscore.errors import InputError
+from pllscore.io.decoding import decoded, has_lone_cr, open_binary
+
+__all__ = ["Piece", "read_pieces"]
+
+Piece = tuple[Any, list[int | None]]  # rows of a file as read, and their line numbers
+
+
+def read_pieces(name: str, kind: str, source: str, block_rows: int | None) -> Iterator[Piece]:
+    """The file's rows, as read, in pieces of ``block_rows`` rows (None: one piece); at least one piece."""
+    if kind == "parquet":
+        import pandas as pd
+
+        try:
+            frame = pd.read_parquet(name)
+        except Exception as e:  # pyarrow raises many types for a broken file
+            raise InputError(f"cannot read {source} as Parquet ({_first_line(e)}); is it a Parquet file?") from e
+        yield from _cut(frame, [None] * len(frame), block_rows)
+    elif kind == "jsonl":
+        with open_binary(name, source) as f:
+            text = "".join(decoded(f, source))
+        yield from _cut(*_read_jsonl(text, source), block_rows)
+    elif kind == "txt":
+        with open_binary(name, source) as f:
+            yield from _txt_pieces(decoded(f, source), block_rows)
+    else:
+        sep = "," if kind == "csv" else "\t"
+        with open_binary(name, source) as f:
+            # pandas' parser, read in chunks, can fail where a whole read does not when a lone \r
+            # ends lines (old Mac files): such files, and stdin, are read whole and then cut
+            stream = block_rows is not None and name != "-" and not has_lone_cr(name)
+            if stream:
+                yield from _delimited_pieces(decoded(f, source), source, sep, block_rows)
+            else:
+                ((frame, lines),) = _delimited_pieces(decoded(f, source), source, sep, None)
+        if not stream:
+            yield from _cut(frame, lines, block_rows)
+
+
+def _txt_pieces(chunks: Iterator[str], block_rows: int | None) -> Iterator[Piece]:
+    """One text per line: split at ``\\n`` only, a ``\\r`` before it dropped; no empty last line."""
+    import pandas as pd
+
+    size = block_rows or sys.maxsize
+    texts: list[str] = []
+    start, tail, given = 1, "", False  # start: the line number of texts[0]
+    for chunk in chunks:
+        body = (tail + chunk).split("\n")
+        tail = body.pop()  # after the last line end: the start of the next line
+        for t in body:
+            texts.append(t.rstrip("\r"))
+            if len(texts) == size:
+                yield pd.DataFrame({"text": texts}), list(range(start, start + size))
+                texts, start, given = [], start + size, True
+    if tail:
+        texts.append(tail.rstrip("\r"))
+    if texts or not given:
+        yield pd.DataFrame({"text": texts}), list(range(start, start + len(texts)))
+
+
+class _TextStream(io.TextIOBase):
+    """A readable text stream over decoded pieces, for pandas' CSV parser."""
+
+    def __init__(self, chunks: Iterator[str]) -> None:
+        super().__init__()
+        self._chunks, self._buf = chunks, ""
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, size: int | None = -1) -> str:
+        if size is None or size < 0:
+            out, self._buf = self._buf + "".join(self._chunks), ""
+            return out
+        while len(self._buf) < size:
+            chunk = next(self._chunks, None)
+            if chunk is None:
+                break
+            self._buf += chunk
+        out, self._buf = self._buf[:size], self._buf[size:]
+        return out
+
+
+def _delimited_pieces(chunks: Iterator[str], source: str, sep: str, block_rows: int | None) -> Iterator[Piece]:
+    """A header line, then rows; every cell the exact string in the file (no NA, number or date parsing)."""
+    import pandas as pd
+
+    opts: dict[str, Any] = {"sep": sep, "dtype": str, "keep_default_na": False, "quoting": 0}
+    first = 0
+    try:
+        stream = _TextStream(chunks)
+        frames = (
+            [pd.read_csv(stream, **opts)] if block_rows is None else pd.read_csv(stream, chunksize=block_rows, **opts)
+        )
+        for frame in frames:
+            # line numbers assume one physical line per row (header on line 1); quoted newlines shift them
+            yield frame.reset_index(drop=True), list(range(first + 2, first + 2 + len(frame)))
+            first += len(frame)
+    except pd.errors.EmptyDataError:
+        raise InputError(f"{source} is empty; it needs a header line and at least one row") from None
+    except pd.errors.ParserError as e:
+        raise InputError(f"cannot parse {source}: {_first_line(e)}; check its quoting and separators") from None
+
+
+def _read_jsonl(text: str, source: str) -> Piece:
+    import pandas as pd
+
+    records, lines = [], []
+    for n, line in enumerate(text.split("\n"), start=1):
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise InputError(f"line {n} of {source} is not valid JSON ({e.msg}); fix or remove it") from None
+        if not isinstance(rec, dict):
+            raise InputError(f"line {n} of {source} is a JSON {type(rec).__name__}, not an object with a text field")
+        records.append(rec)
+        lines.append(n)
+    return pd.DataFrame.from_records(records), lines  # type: ignore[return-value]
+
+
+def _cut(frame: Any, lines: list[int | None], block_rows: int | None) -> Iterator[Piece]:
+    if block_rows is None or len(frame) <= block_rows:
+        yield frame, lines
+        return
+    for a in range(0, len(frame), block_rows):
+        yield frame.iloc[a : a + block_rows].reset_index(drop=True), lines[a : a + block_rows]
+
+
+def _first_line(e: BaseException) -> str:
+    lines = str(e).strip().splitlines()
+    return lines[0] if lines else type(e).__name__
