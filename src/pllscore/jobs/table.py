@@ -49,6 +49,15 @@ class ScoreOptions:
     word_prob: str | None = None
     convention: str = "paper"
 
+    @classmethod
+    def from_settings(cls, text: Any, table: Any, long: str = "error") -> ScoreOptions:
+        """The options of a :class:`~pllscore.settings.TextSettings` and a :class:`~pllscore.settings.TableSettings`
+        (``long``: the model settings' mode for over-long texts)."""
+        keys = ("level", "id_column", "base", "surprisal", "norm", "unigram", "unigram_corpus")
+        given = {k: v for k, v in text.as_dict().items()}
+        given.update({k: getattr(table, k) for k in keys})
+        return cls(long=long, **given)
+
     def check(self) -> None:
         """The checks that need no model and no input (the Ray driver runs them before starting Ray)."""
         from pllscore.plan.words import check_mask_by, check_words
