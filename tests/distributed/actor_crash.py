@@ -2,7 +2,7 @@
 
 test_ray starts its local Ray with ``runtime_env={"worker_process_setup_hook":
 "tests.distributed.actor_crash.install", ...}``, so every Ray worker process runs
-:func:`install` before any task or actor code. It wraps ``pllscore.load`` so that the scorer it
+:func:`install` before any task or actor code. It wraps ``pllscore.scoring.scorers.load`` so that the scorer it
 returns ends its process (``os._exit(1)``, as a segfault or a lost node would) when it is asked
 to score a batch holding :data:`CRASH_TEXT` for the first time. "First" holds across
 processes: the file named by ``$PLLSCORE_TEST_CRASH_MARKER`` is created by exactly one crash,
@@ -20,11 +20,11 @@ MARKER = "PLLSCORE_TEST_CRASH_MARKER"
 
 
 def install() -> None:
-    import pllscore  # light: torch and transformers load with the first scorer
+    from pllscore.scoring import scorers
+
+    load = scorers.load
 
     def load_then_crash_once(*args: Any, **kwargs: Any) -> Any:
-        from pllscore.scoring.scorers import load
-
         scorer = load(*args, **kwargs)
         score = scorer.score
 
@@ -37,7 +37,7 @@ def install() -> None:
         scorer.score = score_or_crash
         return scorer
 
-    pllscore.load = load_then_crash_once  # what _BlockScorer calls
+    scorers.load = load_then_crash_once  # what _BlockScorer calls
 
 
 def _first_crash() -> bool:

@@ -102,11 +102,11 @@ class _BlockScorer:
     ) -> None:
         import torch
 
-        from pllscore.scoring.scorers import load as load_scorer
+        from pllscore.scoring import scorers
 
         if threads > 0:
             torch.set_num_threads(threads)
-        self.scorer = load_scorer(model, **load)
+        self.scorer = scorers.load(model, **load)  # looked up at call time: tests/distributed/actor_crash.py wraps it
         self.prepared = options.prepare(self.scorer)  # the metrics, the unigram model: once per actor
         self.settings, self.column, self.out = settings, settings["column"], Path(out)
 
