@@ -3,17 +3,18 @@ and wide (:func:`to_wide_frame`, one column per metric: what file scoring writes
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any, Literal
 
 import numpy as np
 
 from pllscore.results.norms import norm_columns, norm_values
-from pllscore.results.scores import Level, Results, SentenceScore, _level_error
+from pllscore.results.scores import Level, Results, SentenceScore, register_frame_builder
 
 __all__ = ["to_frame", "to_wide_frame"]
 
 
+@register_frame_builder
 def to_frame(
     results: Results | Sequence[SentenceScore],
     level: Level = "sentence",
@@ -43,69 +44,60 @@ def to_frame(
     """
     import pandas as pd
 
-    from pllscore.results.unigram import load_unigram
-
-    unigram = load_unigram(unigram) if unigram is not None else None
-    extra = norm_columns(norm, unigram, level)
-    items = [r.view(base=base, surprisal=surprisal) for r in results]
+    items, extra, unigram = _views(results, level, base, surprisal, norm, unigram)
     value = "surprisal" if items and items[0].surprisal else "logprob"
     if level == "sentence":
-        rows = [
-            {
-                "index": r.index,
-                "text": r.text,
-                "metric": r.metric,
-                "model": r.model,
-                "total": r.total,
-                "mean": r.mean,
-                **norm_values(r, extra, unigram),
-                "n_tokens": r.n_tokens,
-                "n_words": r.n_words,
-                "unit": r.unit,
-            }
-            for r in items
-        ]
-        columns = ["index", "text", "metric", "model", "total", "mean", *extra, "n_tokens", "n_words", "unit"]
-    elif level == "word":
-        rows = [
-            {
-                "index": r.index,
-                "metric": r.metric,
-                "word": i,
-                "text": w.text,
-                "start": w.span[0],
-                "end": w.span[1],
-                value: w.score,
-                "n_tokens": w.n_tokens,
-                "unit": r.unit,
-            }
-            for r in items
-            for i, w in enumerate(r.words)
-        ]
-        columns = ["index", "metric", "word", "text", "start", "end", value, "n_tokens", "unit"]
-        _add_outputs(rows, columns, items, "word")
-    elif level == "token":
-        rows = [
-            {
-                "index": r.index,
-                "metric": r.metric,
-                "token": i,
-                "piece": t.piece,
-                "start": t.span[0],
-                "end": t.span[1],
-                "word": t.word,
-                value: t.score,
-                "scored": t.scored,
-                "unit": r.unit,
-            }
-            for r in items
-            for i, t in enumerate(r.tokens)
-        ]
-        columns = ["index", "metric", "token", "piece", "start", "end", "word", value, "scored", "unit"]
-        _add_outputs(rows, columns, items, "token")
+        rows, columns = _sentence_rows(items, extra, unigram)
+    elif level in ("word", "token"):
+        rows, columns = _part_rows(items, level, value)
     else:
         raise _level_error(level)
     return pd.DataFrame(rows, columns=columns)
+
+
+Rows = tuple[list[dict[str, Any]], list[str]]
+
+
+def _sentence_rows(items: Sequence[SentenceScore], extra: Sequence[str], unigram: Any) -> Rows:
+    """One row per text and metric: totals, means and the asked norms."""
+    rows = [
+        {
+            "index": r.index,
+            "text": r.text,
+            "metric": r.metric,
+            "model": r.model,
+            "total": r.total,
+            "mean": r.mean,
+            **norm_values(r, extra, unigram),
+            "n_tokens": r.n_tokens,
+            "n_words": r.n_words,
+            "unit": r.unit,
+        }
+        for r in items
+    ]
+    return rows, ["index", "text", "metric", "model", "total", "mean", *extra, "n_tokens", "n_words", "unit"]
+
+
+def _part_rows(items: Sequence[SentenceScore], level: str, value: str) -> Rows:
+    """One row per word or token (``level``) of each item, with the entropy and rank columns when scored."""
+    if level == "word":
+        own, parts = ["text", "start", "end", value, "n_tokens"], _word_values
+    else:
+        own, parts = ["piece", "start", "end", "word", value, "scored"], _token_values
+    columns = ["index", "metric", level, *own, "unit"]
+    rows = [dict(zip(columns, (r.index, r.metric, i, *p, r.unit))) for r in items for i, p in enumerate(parts(r))]
+    _add_outputs(rows, columns, items, level)
+    return rows, columns
+
+
+def _word_values(r: SentenceScore) -> list[tuple[Any, ...]]:
+    """Per word: text, start, end, score, n_tokens (the word level's own columns)."""
+    return [(w.text, w.span[0], w.span[1], w.score, w.n_tokens) for w in r.words]
+
+
+def _token_values(r: SentenceScore) -> list[tuple[Any, ...]]:
+    """Per token: piece, start, end, word, score, scored (the token level's own columns)."""
+    return [(t.piece, t.span[0], t.span[1], t.word, t.score, t.scored) for t in r.tokens]
 
 
 def to_wide_frame(
@@ -129,58 +121,93 @@ def to_wide_frame(
     """
     import pandas as pd
 
-    from pllscore.results.unigram import load_unigram
-
-    unigram = load_unigram(unigram) if unigram is not None else None
-    extra = norm_columns(norm, unigram, level)
-
+    items, extra, unigram = _views(results, level, base, surprisal, norm, unigram)
     by_metric: dict[str, list[SentenceScore]] = {}
-    for r in results:
-        by_metric.setdefault(r.metric, []).append(r.view(base=base, surprisal=surprisal))
+    for r in items:
+        by_metric.setdefault(r.metric, []).append(r)
     if not by_metric:
         return pd.DataFrame()
     groups = list(by_metric.values())
     first = groups[0]
     if any([r.index for r in g] != [r.index for r in first] for g in groups):
         raise ValueError("every metric must score the same texts")
-    idx = np.array([r.index for r in first], dtype=np.int64)
-    cols: dict[str, Any] = {}
     if level == "sentence":
-        cols["index"] = idx
-        cols["n_tokens"] = np.array([r.n_tokens for r in first], dtype=np.int64)
-        cols["n_words"] = np.array([r.n_words for r in first], dtype=np.int64)
-        for metric, g in by_metric.items():
-            cols[metric] = np.array([r.total for r in g])
-            cols[f"{metric}_mean"] = np.array([r.mean for r in g])
-            values = [norm_values(r, extra, unigram) for r in g]
-            for n in extra:
-                cols[f"{metric}_{n}"] = np.array([v[n] for v in values], dtype=np.float64)
+        cols = _wide_sentences(by_metric, extra, unigram)
     elif level == "word":
-        counts = np.array([r.n_words for r in first], dtype=np.int64)
-        cols["index"] = np.repeat(idx, counts)
-        cols["word"] = np.concatenate([np.arange(n) for n in counts]) if len(counts) else np.zeros(0, np.int64)
-        spans = [s for r in first for s in r.word_spans]
-        cols["word_text"] = [r.text[a:b] for r in first for a, b in r.word_spans]
-        cols["start"] = np.array([a for a, _ in spans], dtype=np.int64)
-        cols["end"] = np.array([b for _, b in spans], dtype=np.int64)
-        cols["n_tokens"] = np.concatenate([np.bincount(r.word_index, minlength=r.n_words) for r in first])
-        for metric, g in by_metric.items():
-            cols[metric] = np.concatenate([r.word_scores for r in g])
-            _wide_outputs(cols, metric, g, "word")
+        cols = _wide_words(by_metric)
     elif level == "token":
-        counts = np.array([r.n_tokens for r in first], dtype=np.int64)
-        cols["index"] = np.repeat(idx, counts)
-        cols["token"] = np.concatenate([np.arange(n) for n in counts])
-        cols["piece"] = [p for r in first for p in r.pieces]
-        cols["start"] = np.array([a for r in first for a, _ in r.offsets], dtype=np.int64)
-        cols["end"] = np.array([b for r in first for _, b in r.offsets], dtype=np.int64)
-        cols["word"] = np.concatenate([r.word_index for r in first])
-        for metric, g in by_metric.items():
-            cols[metric] = np.concatenate([r.token_scores for r in g])
-            _wide_outputs(cols, metric, g, "token")
+        cols = _wide_tokens(by_metric)
     else:
         raise _level_error(level)
     return pd.DataFrame(cols)
+
+
+def _wide_sentences(by_metric: dict[str, list[SentenceScore]], extra: Sequence[str], unigram: Any) -> dict[str, Any]:
+    """Sentence-level columns: the texts' counts, then per metric its total, mean and asked norms."""
+    first = next(iter(by_metric.values()))
+    cols: dict[str, Any] = {"index": np.array([r.index for r in first], dtype=np.int64)}
+    cols["n_tokens"] = np.array([r.n_tokens for r in first], dtype=np.int64)
+    cols["n_words"] = np.array([r.n_words for r in first], dtype=np.int64)
+    for metric, g in by_metric.items():
+        cols[metric] = np.array([r.total for r in g])
+        cols[f"{metric}_mean"] = np.array([r.mean for r in g])
+        values = [norm_values(r, extra, unigram) for r in g]
+        for n in extra:
+            cols[f"{metric}_{n}"] = np.array([v[n] for v in values], dtype=np.float64)
+    return cols
+
+
+def _wide_words(by_metric: dict[str, list[SentenceScore]]) -> dict[str, Any]:
+    """Word-level columns: each word's place and text, then per metric its score (and outputs)."""
+    first = next(iter(by_metric.values()))
+    counts = np.array([r.n_words for r in first], dtype=np.int64)
+    cols: dict[str, Any] = {"index": np.repeat(np.array([r.index for r in first], dtype=np.int64), counts)}
+    cols["word"] = np.concatenate([np.arange(n) for n in counts]) if len(counts) else np.zeros(0, np.int64)
+    spans = [s for r in first for s in r.word_spans]
+    cols["word_text"] = [r.text[a:b] for r in first for a, b in r.word_spans]
+    cols["start"] = np.array([a for a, _ in spans], dtype=np.int64)
+    cols["end"] = np.array([b for _, b in spans], dtype=np.int64)
+    cols["n_tokens"] = np.concatenate([np.bincount(r.word_index, minlength=r.n_words) for r in first])
+    for metric, g in by_metric.items():
+        cols[metric] = np.concatenate([r.word_scores for r in g])
+        _wide_outputs(cols, metric, g, "word")
+    return cols
+
+
+def _wide_tokens(by_metric: dict[str, list[SentenceScore]]) -> dict[str, Any]:
+    """Token-level columns: each token's place and piece, then per metric its score (and outputs)."""
+    first = next(iter(by_metric.values()))
+    counts = np.array([r.n_tokens for r in first], dtype=np.int64)
+    cols: dict[str, Any] = {"index": np.repeat(np.array([r.index for r in first], dtype=np.int64), counts)}
+    cols["token"] = np.concatenate([np.arange(n) for n in counts])
+    cols["piece"] = [p for r in first for p in r.pieces]
+    cols["start"] = np.array([a for r in first for a, _ in r.offsets], dtype=np.int64)
+    cols["end"] = np.array([b for r in first for _, b in r.offsets], dtype=np.int64)
+    cols["word"] = np.concatenate([r.word_index for r in first])
+    for metric, g in by_metric.items():
+        cols[metric] = np.concatenate([r.token_scores for r in g])
+        _wide_outputs(cols, metric, g, "token")
+    return cols
+
+
+def _views(
+    results: Iterable[SentenceScore], level: str, base: Any, surprisal: bool | None, norm: Any, unigram: Any
+) -> tuple[list[SentenceScore], tuple[str, ...], Any]:
+    """The results in the asked unit, the norm columns to add and the loaded unigram model.
+
+    The unigram model is loaded and the norms checked first, so their errors come before a bad base's.
+    """
+    from pllscore.results.unigram import load_unigram
+
+    unigram = load_unigram(unigram) if unigram is not None else None
+    extra = norm_columns(norm, unigram, level)
+    return [r.view(base=base, surprisal=surprisal) for r in results], extra, unigram
+
+
+def _level_error(level: object) -> Exception:
+    from pllscore.errors import InputError
+
+    return InputError(f"unknown level {level!r}; choose sentence, word or token")
 
 
 def _outputs_at(r: SentenceScore, name: str, level: str) -> np.ndarray:

@@ -18,25 +18,48 @@ log P_unigram (nats) comes from a unigram model (:mod:`pllscore.results.unigram`
 tokens. Like every number of a view, normalised scores follow its unit (``slor``, ``mean`` and
 ``per-char`` are in nats or bits per unit) and are negated under ``surprisal=True``. A norm over
 nothing (no scored token) is NaN.
+
+This module sits below :mod:`pllscore.results.scores` (whose :meth:`SentenceScore.normalised` uses it), so it
+reads a score through the :class:`Scored` protocol instead of importing the class.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 
-if TYPE_CHECKING:
-    from pllscore.results.scores import SentenceScore
-
-__all__ = ["NORMS", "UNIGRAM_NORMS", "check_norms", "norm_columns", "norm_values", "sum_scored", "unigram_norm"]
+__all__ = [
+    "NORMS",
+    "UNIGRAM_NORMS",
+    "Scored",
+    "check_norms",
+    "norm_columns",
+    "norm_values",
+    "sum_scored",
+    "unigram_norm",
+]
 
 #: the sentence-score normalisations; ``slor`` and ``norm-lp`` need a unigram model
 NORMS = ("sum", "mean", "per-char", "slor", "norm-lp")
 #: the norms that need unigram log-probabilities
 UNIGRAM_NORMS = ("slor", "norm-lp")
+
+
+class Scored(Protocol):
+    """What a norm reads of a score: the parts of a :class:`~pllscore.results.scores.SentenceScore` it uses."""
+
+    @property
+    def logprobs(self) -> np.ndarray: ...
+    @property
+    def base(self) -> float: ...
+    @property
+    def surprisal(self) -> bool: ...
+    @property
+    def n_scored(self) -> int: ...
+    def normalised(self, norm: str, unigram: Any = None) -> float: ...
 
 
 def check_norms(norms: str | Sequence[str] | None, unigram: Any = None) -> tuple[str, ...]:
@@ -64,7 +87,7 @@ def check_norms(norms: str | Sequence[str] | None, unigram: Any = None) -> tuple
     return tuple(dict.fromkeys(out)) or ("sum",)
 
 
-def norm_values(r: SentenceScore, norms: Sequence[str], unigram: Any = None) -> dict[str, float]:
+def norm_values(r: Scored, norms: Sequence[str], unigram: Any = None) -> dict[str, float]:
     """norm -> normalised total of ``r`` (the unigram log-probability is computed once)."""
     out: dict[str, float] = {}
     u: float | None = None
@@ -78,7 +101,7 @@ def norm_values(r: SentenceScore, norms: Sequence[str], unigram: Any = None) -> 
     return out
 
 
-def unigram_norm(r: SentenceScore, norm: str, u: float) -> float:
+def unigram_norm(r: Scored, norm: str, u: float) -> float:
     """SLOR or NormLP of ``r`` from its unigram log-probability ``u`` (nats), in the view's unit and sign."""
     total = sum_scored(r.logprobs)  # nats
     sign = -1.0 if r.surprisal else 1.0

@@ -7,14 +7,15 @@ scored has no score, and must not win a comparison by totalling 0.
 ``view(base=2, surprisal=True)`` gives the same results in bits and/or negated; every
 number a view shows (token, word, total, mean) is then in that unit.
 
-Normalised sentence scores (:data:`NORMS`, :meth:`SentenceScore.normalised`): see :mod:`pllscore.results.norms`.
-DataFrames of results: :mod:`pllscore.results.frames`.
+Normalised sentence scores (:data:`NORMS`, :meth:`SentenceScore.normalised`): see :mod:`pllscore.results.norms`,
+the layer below this one. DataFrames of results: :mod:`pllscore.results.frames`, the layer above, which registers
+the builder behind :meth:`Results.to_frame` (:func:`register_frame_builder`) so that no import points up.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, overload
 
@@ -25,7 +26,21 @@ from pllscore.results.norms import NORMS, check_norms, sum_scored, unigram_norm
 Span = tuple[int, int]
 Level = Literal["sentence", "word", "token"]
 
-__all__ = ["NORMS", "Results", "SentenceScore", "TokenScore", "WordScore"]
+__all__ = ["NORMS", "Results", "SentenceScore", "TokenScore", "WordScore", "register_frame_builder"]
+
+#: the function behind :meth:`Results.to_frame`; set by :mod:`pllscore.results.frames`, which the package imports
+_frame_builder: Callable[..., Any] | None = None
+
+
+def register_frame_builder(build: Callable[..., Any]) -> Callable[..., Any]:
+    """Make ``build`` (:func:`pllscore.results.frames.to_frame`) the function behind :meth:`Results.to_frame`.
+
+    Frames sit a layer above these types and import them, so the method cannot import frames back;
+    :mod:`pllscore.results` imports :mod:`pllscore.results.frames`, which registers itself here with this decorator.
+    """
+    global _frame_builder
+    _frame_builder = build
+    return build
 
 
 @dataclass(frozen=True)
@@ -316,9 +331,9 @@ class Results(Sequence[SentenceScore]):
         self, level: Level = "sentence", *, norm: str | Sequence[str] | None = None, unigram: Any = None
     ) -> Any:
         """A tidy pandas DataFrame at sentence, word or token level (``norm``, ``unigram``: see :func:`to_frame`)."""
-        from pllscore.results.frames import to_frame
-
-        return to_frame(self, level=level, norm=norm, unigram=unigram)
+        if _frame_builder is None:  # only while pllscore.results is half imported
+            raise RuntimeError("import pllscore.results before calling Results.to_frame")
+        return _frame_builder(self, level=level, norm=norm, unigram=unigram)
 
     def to_dicts(self) -> list[dict[str, Any]]:
         """JSON-ready dicts, one per item."""
@@ -326,12 +341,6 @@ class Results(Sequence[SentenceScore]):
 
     def __repr__(self) -> str:
         return f"Results({len(self.items)} items, metrics={list(self.metrics)})"
-
-
-def _level_error(level: object) -> Exception:
-    from pllscore.errors import InputError
-
-    return InputError(f"unknown level {level!r}; choose sentence, word or token")
 
 
 def _check_base(base: float | str) -> float:
