@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["choose", "combine"]
+__all__ = ["best_per_group", "choose", "combine", "combined_score", "utterance_codes"]
 
 
 def combine(
@@ -25,7 +25,7 @@ def combine(
 ) -> Any:
     """A copy of ``frame`` with ``out = first_pass + lam * lm + beta * n_tokens``."""
     frame = frame.copy()
-    frame[out] = _combined(
+    frame[out] = combined_score(
         frame[score_column].to_numpy(np.float64),
         frame[lm_column].to_numpy(np.float64),
         frame[n_tokens_column].to_numpy(np.float64),
@@ -35,11 +35,12 @@ def combine(
     return frame
 
 
-def _combined(score: Any, lm: Any, n: Any, lam: float, beta: float) -> Any:
+def combined_score(score: Any, lm: Any, n: Any, lam: float, beta: float) -> Any:
+    """``score + lam * lm + beta * n`` on arrays: the one formula of :func:`combine` and the tuning grid."""
     return score + lam * lm + beta * n  # one formula for combine and tune, so both choose alike
 
 
-def _choice(codes: Any, values: Any) -> Any:
+def best_per_group(codes: Any, values: Any) -> Any:
     """Per group code (0..k-1), the position of its highest value; ties go to the earliest, NaN is lowest."""
     v = np.where(np.isnan(values), -np.inf, values)
     order = np.lexsort((np.arange(len(v)), -v, codes))
@@ -48,7 +49,8 @@ def _choice(codes: Any, values: Any) -> Any:
     return order[first]  # in code order: utterances in order of first appearance
 
 
-def _codes(frame: Any, utt_column: str) -> Any:
+def utterance_codes(frame: Any, utt_column: str) -> Any:
+    """Per row, its utterance as a code 0..k-1, in order of first appearance."""
     import pandas as pd
 
     codes, _ = pd.factorize(frame[utt_column], sort=False)
@@ -63,6 +65,6 @@ def choose(frame: Any, *, by: str = "combined", utt_column: str = "utt_id", out:
     """
     frame = frame.copy()
     chosen = np.zeros(len(frame), dtype=bool)
-    chosen[_choice(_codes(frame, utt_column), frame[by].to_numpy(np.float64))] = True
+    chosen[best_per_group(utterance_codes(frame, utt_column), frame[by].to_numpy(np.float64))] = True
     frame[out] = chosen
     return frame

@@ -12,14 +12,15 @@ from typing import Any
 import numpy as np
 
 from pllscore.errors import InputError, PllscoreError
-from pllscore.rescoring.choice import _codes
+from pllscore.rescoring.choice import utterance_codes
 
-__all__ = ["EVAL_METRICS", "evaluate", "oracle_wer"]
+__all__ = ["EVAL_METRICS", "check_eval_metric", "corpus_metric", "evaluate", "oracle_wer", "require"]
 
 EVAL_METRICS = ("wer", "bleu")
 
 
-def _needs(module: str, what: str) -> Any:
+def require(module: str, what: str) -> Any:
+    """The optional package ``module`` (jiwer, sacrebleu), or a one-line error naming the ``rescore`` extra."""
     import importlib
 
     try:
@@ -30,18 +31,19 @@ def _needs(module: str, what: str) -> Any:
         ) from None
 
 
-def _corpus_metric(metric: str, refs: Sequence[str], hyps: Sequence[str]) -> float:
+def corpus_metric(metric: str, refs: Sequence[str], hyps: Sequence[str]) -> float:
     """Corpus WER (a fraction: all word errors over all reference words) or corpus BLEU (0-100)."""
     if metric == "wer":
-        jiwer = _needs("jiwer", "WER")
+        jiwer = require("jiwer", "WER")
         return float(jiwer.wer(list(refs), list(hyps)))
     if metric == "bleu":
-        sacrebleu = _needs("sacrebleu", "BLEU")
+        sacrebleu = require("sacrebleu", "BLEU")
         return float(sacrebleu.corpus_bleu(list(hyps), [list(refs)]).score)
     raise InputError(f"unknown evaluation metric {metric!r}; choose wer or bleu")
 
 
-def _check_eval(metric: str) -> str:
+def check_eval_metric(metric: str) -> str:
+    """``metric`` lower-cased, when it is one of :data:`EVAL_METRICS`; else an :class:`~pllscore.InputError`."""
     m = metric.lower() if isinstance(metric, str) else metric
     if m not in EVAL_METRICS:
         raise InputError(f"unknown evaluation metric {metric!r}; choose wer or bleu")
@@ -58,23 +60,23 @@ def evaluate(
     ref_column: str = "ref",
 ) -> float:
     """The corpus WER (fraction) or BLEU (0-100) of the hypotheses marked ``chosen``, one per utterance."""
-    metric = _check_eval(metric)
+    metric = check_eval_metric(metric)
     picked = frame[frame[chosen].to_numpy(bool)]
     n_utt = frame[utt_column].nunique()
     if len(picked) != n_utt or picked[utt_column].nunique() != n_utt:
         raise InputError(f"column {chosen!r} must mark exactly one hypothesis per utterance")
-    return _corpus_metric(metric, picked[ref_column].tolist(), picked[text_column].tolist())
+    return corpus_metric(metric, picked[ref_column].tolist(), picked[text_column].tolist())
 
 
 def oracle_wer(frame: Any, *, utt_column: str = "utt_id", text_column: str = "hyp", ref_column: str = "ref") -> float:
     """The lowest corpus WER any choice of one hypothesis per utterance reaches (its word errors, summed)."""
-    jiwer = _needs("jiwer", "WER")
+    jiwer = require("jiwer", "WER")
     errors, words = [], []
     for ref, hyp in zip(frame[ref_column].tolist(), frame[text_column].tolist()):
         w = jiwer.process_words(ref, hyp)
         errors.append(w.substitutions + w.deletions + w.insertions)
         words.append(w.substitutions + w.deletions + w.hits)
-    codes = _codes(frame, utt_column)
+    codes = utterance_codes(frame, utt_column)
     best = np.full(codes.max() + 1, np.inf)
     np.minimum.at(best, codes, np.array(errors, dtype=np.float64))
     first = np.unique(codes, return_index=True)[1]  # one reference per utterance

@@ -94,37 +94,61 @@ def check_nbest(
     not a finite number, a missing or inconsistent reference, and a split value other than dev
     or test (or two splits for one utterance).
     """
-    import pandas as pd
-
     frame = frame.reset_index(drop=True).copy()
-    columns = [str(c) for c in frame.columns]
-    listed = ", ".join(columns) if columns else "(none)"
     needed = [(utt_column, "--utt-column"), (text_column, "--text-column"), (score_column, "--score-column")]
     if ref_column is not None:
         needed.append((ref_column, "--ref-column"))
     if split_column is not None:
         needed.append((split_column, "--split-column"))
+    _check_columns(frame, needed, source)
+    _check_ids(frame, utt_column, source)
+    _check_hypotheses(frame, utt_column, text_column, source)
+    frame[score_column] = _first_pass_scores(frame, utt_column, score_column, source)
+    if ref_column is not None:
+        _check_per_utterance(frame, utt_column, ref_column, source, "reference", "--ref-column")
+    if split_column is not None:
+        _check_per_utterance(frame, utt_column, split_column, source, "split", "--split-column")
+        _check_splits(frame, utt_column, split_column, source)
+    return frame
+
+
+def _row(frame: Any, utt_column: str, source: str, i: int) -> str:
+    """Where row ``i`` is, for an error: its number, the table and its utterance."""
+    return f"row {i} of {source} (utterance {frame[utt_column].iloc[i]!r})"
+
+
+def _check_columns(frame: Any, needed: list[tuple[str, str]], source: str) -> None:
+    """Every named column is there (each with the flag that names it), and there is a row."""
+    columns = [str(c) for c in frame.columns]
+    listed = ", ".join(columns) if columns else "(none)"
     for col, flag in needed:
         if col not in columns:
             raise InputError(f"{source} has no column {col!r} (its columns are: {listed}); name the column with {flag}")
     if len(frame) == 0:
         raise InputError(f"{source} has no rows; it needs at least one hypothesis")
 
-    def at(i: int) -> str:
-        return f"row {i} of {source} (utterance {frame[utt_column].iloc[i]!r})"
 
+def _check_ids(frame: Any, utt_column: str, source: str) -> None:
+    """Every row has an utterance id."""
     for i, u in enumerate(frame[utt_column]):
         if _blank(u):
             raise InputError(f"row {i} of {source} has no utterance id in column {utt_column!r}; fill it in")
-    utt = frame[utt_column]
+
+
+def _check_hypotheses(frame: Any, utt_column: str, text_column: str, source: str) -> None:
+    """Every hypothesis is non-empty text (an utterance with only empty ones is named as such)."""
+    import pandas as pd
 
     hyps = frame[text_column]
     for i, h in enumerate(hyps):
         if not _blank(h) and not isinstance(h, str):
-            raise InputError(f"{at(i)}: column {text_column!r} holds {type(h).__name__}, not text; quote it as text")
+            raise InputError(
+                f"{_row(frame, utt_column, source, i)}: column {text_column!r} holds {type(h).__name__}, not text; "
+                "quote it as text"
+            )
     empty = np.array([_blank(h) for h in hyps], dtype=bool)
     if empty.any():
-        all_empty = pd.Series(empty).groupby(utt.to_numpy(), sort=False).all()
+        all_empty = pd.Series(empty).groupby(frame[utt_column].to_numpy(), sort=False).all()
         if all_empty.any():
             u = all_empty[all_empty].index[0]
             raise InputError(
@@ -133,9 +157,14 @@ def check_nbest(
             )
         i = int(np.flatnonzero(empty)[0])
         raise InputError(
-            f"{at(i)}: the hypothesis is empty and an LM cannot score empty text; remove the row "
-            f"({int(empty.sum())} such rows in all)"
+            f"{_row(frame, utt_column, source, i)}: the hypothesis is empty and an LM cannot score empty text; "
+            f"remove the row ({int(empty.sum())} such rows in all)"
         )
+
+
+def _first_pass_scores(frame: Any, utt_column: str, score_column: str, source: str) -> Any:
+    """The first-pass scores as float64 (numbers written as text are read); each must be a finite number."""
+    import pandas as pd
 
     raw = frame[score_column]
     numbers = pd.to_numeric(raw.map(lambda v: v.strip() if isinstance(v, str) else v), errors="coerce")
@@ -143,23 +172,21 @@ def check_nbest(
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         raise InputError(
-            f"{at(i)}: the first-pass score {raw.iloc[i]!r} in column {score_column!r} is not a finite number; "
-            f"fix it, or name the score column with --score-column ({int(bad.sum())} such rows in all)"
+            f"{_row(frame, utt_column, source, i)}: the first-pass score {raw.iloc[i]!r} in column {score_column!r} "
+            f"is not a finite number; fix it, or name the score column with --score-column "
+            f"({int(bad.sum())} such rows in all)"
         )
-    frame[score_column] = numbers.astype("float64")
+    return numbers.astype("float64")
 
-    if ref_column is not None:
-        _check_per_utterance(frame, utt_column, ref_column, source, "reference", "--ref-column")
-    if split_column is not None:
-        _check_per_utterance(frame, utt_column, split_column, source, "split", "--split-column")
-        splits = frame[split_column]
-        for i, s in enumerate(splits):
-            if s not in SPLITS:
-                raise InputError(
-                    f"{at(i)}: split {s!r} in column {split_column!r} is neither dev nor test; "
-                    "mark each utterance dev (to tune lambda and beta on) or test"
-                )
-    return frame
+
+def _check_splits(frame: Any, utt_column: str, split_column: str, source: str) -> None:
+    """Every split value is dev or test."""
+    for i, s in enumerate(frame[split_column]):
+        if s not in SPLITS:
+            raise InputError(
+                f"{_row(frame, utt_column, source, i)}: split {s!r} in column {split_column!r} is neither dev nor "
+                "test; mark each utterance dev (to tune lambda and beta on) or test"
+            )
 
 
 def _check_per_utterance(frame: Any, utt_column: str, column: str, source: str, what: str, flag: str) -> None:

@@ -10,11 +10,11 @@ from typing import Any
 
 from pllscore.errors import InputError
 from pllscore.rescoring.choice import choose, combine
-from pllscore.rescoring.evaluation import _needs, evaluate, oracle_wer
+from pllscore.rescoring.evaluation import evaluate, oracle_wer, require
 from pllscore.rescoring.lmscores import score_hypotheses
 from pllscore.rescoring.nbest import SPLITS, read_nbest
 from pllscore.rescoring.settings import RescoreSettings
-from pllscore.rescoring.summary import RescoreResult, RescoreSummary, _write
+from pllscore.rescoring.summary import RescoreResult, RescoreSummary, write_rescored
 from pllscore.rescoring.tuning import DEFAULT_BETA_GRID, DEFAULT_LAMBDA_GRID, Tuning, tune
 
 __all__ = ["rescore", "rescore_frame"]
@@ -145,8 +145,6 @@ def rescore(
     Returns:
         :class:`RescoreResult` ``(frame, summary)``.
     """
-    import pandas as pd
-
     from pllscore.scoring.scorers import as_scorer
 
     t0 = time.perf_counter()
@@ -156,66 +154,111 @@ def rescore(
         eval_metric=eval_metric, utt_column=utt_column, text_column=text_column, score_column=score_column,
         ref_column=ref_column, split_column="split" if tune_on_dev and split_column is None else split_column,
     )  # fmt: skip
-    if out_name is not None:
-        fmt, lm_scores = _check_output(out_name, nbest, format, lm_scores, resume=resume, force=force)
-    frame, ref = read_nbest(
-        nbest,
-        utt_column=utt_column,
-        text_column=text_column,
-        score_column=score_column,
-        ref_column=ref_column,
-        split_column=settings.split_column,
-        fmt=input_format,
-    )
-    # what tuning needs fails now, not after the scoring
-    settings = replace(settings, ref_column=ref).checked(frame)
-    if ref is not None:  # a missing jiwer/sacrebleu fails now, not after the scoring
-        _needs("jiwer" if settings.eval_metric == "wer" else "sacrebleu", settings.eval_metric.upper())
+    fmt, lm_scores = _check_output(out_name, nbest, format, lm_scores, resume=resume, force=force)
+    frame, settings = _read_checked(nbest, settings, input_format)
 
     scorer = as_scorer(model, device=device, dtype=dtype, max_tokens=max_tokens)
-    texts = list(dict.fromkeys(frame[text_column].tolist()))
-    scores, lm_metric = score_hypotheses(
-        texts, scorer, metric=metric, lm_scores=lm_scores, resume=resume, force=force,
+    texts, lm_metric = _add_lm_scores(
+        frame, scorer, text_column, metric=metric, lm_scores=lm_scores, resume=resume, force=force,
         progress=progress, chunk_size=chunk_size,
     )  # fmt: skip
-    where = pd.Index(texts).get_indexer(frame[text_column])
-    frame["lm"] = scores["lm"].to_numpy()[where]
-    frame["n_tokens"] = scores["n_tokens"].to_numpy()[where]
 
     frame, tuning, per_split = _rescore_scored(frame, settings)
-    summary = RescoreSummary(
-        model=getattr(scorer, "name", str(model)),
-        metric=lm_metric,
-        lam=float(settings.lam if tuning is None else tuning.lam),
-        beta=float(settings.beta if tuning is None else tuning.beta),
-        tuned=tune_on_dev,
-        n_utterances=int(frame[utt_column].nunique()),
-        n_hypotheses=len(frame),
-        n_texts=len(texts),
-        eval_metric=settings.eval_metric if ref is not None else None,
-        scores=per_split,
-        output=out_name,
-        lm_scores=None if lm_scores is None else os.fspath(lm_scores),
-        grid=None if tuning is None else tuning.grid,
-    )
+    summary = _summary(
+        frame, settings, tuning, per_split, model=getattr(scorer, "name", str(model)), lm_metric=lm_metric,
+        n_texts=len(texts), output=out_name, lm_scores=lm_scores,
+    )  # fmt: skip
     summary.seconds = time.perf_counter() - t0
-    if out_name is not None:
-        _write(frame, out_name, fmt, summary)
-    elif stream is not None:
-        stream.write(frame.to_csv(sep="\t", index=False, lineterminator="\n"))
+    _deliver(frame, summary, out_name, fmt, stream)
     return RescoreResult(frame, summary)
 
 
+def _deliver(frame: Any, summary: RescoreSummary, out_name: str | None, fmt: str | None, stream: Any) -> None:
+    """Write the rescored table to the output file (with its summary), else as TSV to ``stream``, if either is given."""
+    if out_name is not None:
+        write_rescored(frame, out_name, str(fmt), summary)
+    elif stream is not None:
+        stream.write(frame.to_csv(sep="\t", index=False, lineterminator="\n"))
+
+
+def _summary(
+    frame: Any,
+    settings: RescoreSettings,
+    tuning: Tuning | None,
+    per_split: dict[str, dict[str, float]],
+    *,
+    model: str,
+    lm_metric: str,
+    n_texts: int,
+    output: str | None,
+    lm_scores: str | os.PathLike[str] | None,
+) -> RescoreSummary:
+    """What the run did: the weights used (given or tuned), the counts and the evaluation per split."""
+    return RescoreSummary(
+        model=model,
+        metric=lm_metric,
+        lam=float(settings.lam if tuning is None else tuning.lam),
+        beta=float(settings.beta if tuning is None else tuning.beta),
+        tuned=settings.tune_on_dev,
+        n_utterances=int(frame[settings.utt_column].nunique()),
+        n_hypotheses=len(frame),
+        n_texts=n_texts,
+        eval_metric=settings.eval_metric if settings.ref_column is not None else None,
+        scores=per_split,
+        output=output,
+        lm_scores=None if lm_scores is None else os.fspath(lm_scores),
+        grid=None if tuning is None else tuning.grid,
+    )
+
+
+def _read_checked(nbest: Any, settings: RescoreSettings, input_format: str | None) -> tuple[Any, RescoreSettings]:
+    """The checked n-best table, and the settings with its reference column, checked for tuning against it.
+
+    Everything that can fail without a model fails here, before the scoring: the table, what tuning
+    needs, and a missing jiwer or sacrebleu.
+    """
+    frame, ref = read_nbest(
+        nbest,
+        utt_column=settings.utt_column,
+        text_column=settings.text_column,
+        score_column=settings.score_column,
+        ref_column=settings.ref_column,
+        split_column=settings.split_column,
+        fmt=input_format,
+    )
+    settings = replace(settings, ref_column=ref).checked(frame)
+    if ref is not None:
+        require("jiwer" if settings.eval_metric == "wer" else "sacrebleu", settings.eval_metric.upper())
+    return frame, settings
+
+
+def _add_lm_scores(frame: Any, scorer: Any, text_column: str, **scoring: Any) -> tuple[list[str], str]:
+    """Score each distinct hypothesis text once and give every row the ``lm`` and ``n_tokens`` of its text.
+
+    ``scoring`` goes to :func:`score_hypotheses`. Returns the distinct texts and the LM's metric.
+    """
+    import pandas as pd
+
+    texts = list(dict.fromkeys(frame[text_column].tolist()))
+    scores, lm_metric = score_hypotheses(texts, scorer, **scoring)
+    where = pd.Index(texts).get_indexer(frame[text_column])
+    frame["lm"] = scores["lm"].to_numpy()[where]
+    frame["n_tokens"] = scores["n_tokens"].to_numpy()[where]
+    return texts, lm_metric
+
+
 def _check_output(
-    out_name: str,
+    out_name: str | None,
     nbest: Any,
     format: str | None,
     lm_scores: str | os.PathLike[str] | None,
     *,
     resume: bool,
     force: bool,
-) -> tuple[str, str | os.PathLike[str]]:
+) -> tuple[str | None, str | os.PathLike[str] | None]:
     """The output's format and the LM scores' path (default ``OUTPUT.lm.parquet``), checked before any work.
+
+    Without an output: no format, and the LM scores' path as given (None: kept in memory).
 
     Raises :class:`~pllscore.InputError` when the LM scores would overwrite the output, when the
     output exists without ``resume`` or ``force``, or when the output is the input file.
@@ -224,6 +267,8 @@ def _check_output(
 
     from pllscore.io.writers import output_format
 
+    if out_name is None:
+        return None, lm_scores
     fmt = output_format(out_name, format)
     if lm_scores is None:
         lm_scores = f"{out_name}.lm.parquet"

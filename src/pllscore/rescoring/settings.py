@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from pllscore.errors import InputError
-from pllscore.rescoring.evaluation import _check_eval
+from pllscore.rescoring.evaluation import check_eval_metric
 from pllscore.rescoring.tuning import DEFAULT_BETA_GRID, DEFAULT_LAMBDA_GRID, parse_grid
 
 __all__ = ["RescoreSettings"]
@@ -40,7 +40,7 @@ class RescoreSettings:
 
     def __post_init__(self) -> None:
         # frozen, so the normalized name goes in the way dataclasses themselves do it
-        object.__setattr__(self, "eval_metric", _check_eval(self.eval_metric))
+        object.__setattr__(self, "eval_metric", check_eval_metric(self.eval_metric))
 
     def checked(self, frame: Any) -> RescoreSettings:
         """These settings, with what tuning on ``frame`` needs checked and the grids parsed into lists.

@@ -8,7 +8,7 @@ from typing import Any, NamedTuple
 
 from pllscore.errors import InputError
 
-__all__ = ["RescoreResult", "RescoreSummary"]
+__all__ = ["RescoreResult", "RescoreSummary", "write_rescored"]
 
 
 @dataclass
@@ -61,7 +61,7 @@ class RescoreResult(NamedTuple):
     summary: RescoreSummary
 
 
-def _write(frame: Any, path: str, fmt: str, summary: RescoreSummary) -> None:
+def write_rescored(frame: Any, path: str, fmt: str, summary: RescoreSummary) -> None:
     """Write the rescored table with the summary as its metadata, and the summary again beside it as JSON."""
     import json
 

@@ -14,8 +14,8 @@ from typing import Any
 import numpy as np
 
 from pllscore.errors import InputError
-from pllscore.rescoring.choice import _choice, _codes, _combined
-from pllscore.rescoring.evaluation import _check_eval, _corpus_metric
+from pllscore.rescoring.choice import best_per_group, combined_score, utterance_codes
+from pllscore.rescoring.evaluation import check_eval_metric, corpus_metric
 
 __all__ = ["DEFAULT_BETA_GRID", "DEFAULT_LAMBDA_GRID", "Tuning", "parse_grid", "tune"]
 
@@ -53,21 +53,21 @@ def tune(
     """
     import pandas as pd
 
-    metric = _check_eval(metric)
+    metric = check_eval_metric(metric)
     lams, betas = parse_grid(lam_grid, "lambda"), parse_grid(beta_grid, "beta")
     score = dev[score_column].to_numpy(np.float64)
     lm = dev["lm"].to_numpy(np.float64)
     n = dev["n_tokens"].to_numpy(np.float64)
-    codes = _codes(dev, utt_column)
+    codes = utterance_codes(dev, utt_column)
     refs, hyps = dev[ref_column].tolist(), dev[text_column].tolist()
     seen: dict[bytes, float] = {}  # many grid points make the same choice: evaluate each choice once
     rows = []
     for lam in lams:
         for beta in betas:
-            pick = _choice(codes, _combined(score, lm, n, lam, beta))
+            pick = best_per_group(codes, combined_score(score, lm, n, lam, beta))
             key = pick.tobytes()
             if key not in seen:
-                seen[key] = _corpus_metric(metric, [refs[i] for i in pick], [hyps[i] for i in pick])
+                seen[key] = corpus_metric(metric, [refs[i] for i in pick], [hyps[i] for i in pick])
             rows.append((lam, beta, seen[key]))
     grid = pd.DataFrame(rows, columns=["lam", "beta", "value"])
     sign = 1.0 if metric == "wer" else -1.0
