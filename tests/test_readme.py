@@ -1,4 +1,4 @@
-"""The README's examples run as written."""
+"""The README is the landing page: the two set-up commands first, examples that run as written, working links."""
 
 from __future__ import annotations
 
@@ -12,7 +12,6 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text()
-pytestmark = pytest.mark.shared
 
 
 def _blocks(lang: str) -> list[str]:
@@ -25,21 +24,38 @@ def test_readme_opens_with_the_two_setup_commands():
     assert "make test" in (ROOT / ".ci" / "run").read_text()
 
 
+def test_readme_is_a_landing_page():
+    """At most 250 lines; the rest of the documentation is the site in docs/."""
+    assert len(README.splitlines()) <= 250
+    assert "make docs" in README
+
+
+def test_readme_links_point_at_files():
+    for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", README):
+        if "://" in target:
+            continue
+        assert (ROOT / target).exists(), f"README links to {target}, which is not there"
+
+
+@pytest.mark.shared
 def test_python_examples_run_in_order(monkeypatch, capsys):
     monkeypatch.chdir(ROOT)
     namespace: dict = {}
-    for block in _blocks("python"):
+    blocks = _blocks("python")
+    assert blocks
+    for block in blocks:
         exec(compile(block, "README.md", "exec"), namespace)
-    out = capsys.readouterr().out
-    assert "text 1 is whitespace only" in out
-    assert "('original', 'word-l2r', 'whole-word', 'sentence-l2r')" in out
+    assert "souvenir" in capsys.readouterr().out
 
 
+@pytest.mark.shared
 def test_cli_examples_run():
     """Every bash block after the set-up one, run as written (with this test's Python as pllscore)."""
     venv_bin = Path(sys.executable).parent
     ran = 0
     for block in _blocks("bash")[1:]:
+        if ".venv/bin/pllscore" not in block:
+            continue  # `make docs`: the site build is tests/test_docs.py's
         script = block.replace(".venv/bin/pllscore", f"{sys.executable} -m pllscore.cli")
         env = {**os.environ, "HF_HUB_OFFLINE": "1", "PATH": f"{venv_bin}:{os.environ['PATH']}"}
         done = subprocess.run(
@@ -47,4 +63,4 @@ def test_cli_examples_run():
         )
         assert done.returncode == 0, f"{block}\n{done.stderr}"
         ran += block.count(".venv/bin/pllscore")
-    assert ran >= 7
+    assert ran >= 2

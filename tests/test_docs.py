@@ -1,0 +1,144 @@
+"""The documentation site: it builds strictly, and every example on its pages runs as written.
+
+Each page under docs/ is one test per language: its ```python blocks run in order in one
+namespace (a page sets up its own scorers in its first block), its ```bash blocks run one by
+one with bash -e (``.venv/bin/pllscore`` and ``.venv/bin/python`` become this test's Python),
+both from the repository root, as a reader runs them in a checkout with ../shared beside it.
+An HTML comment on the line before a block changes that:
+
+* ``<!-- docs-test: skip: REASON -->`` shows the block without running it (set-up commands,
+  a Ray cluster);
+* ``<!-- docs-test: needs PATH -->`` runs it only where PATH (``~`` expanded) exists, a skip
+  otherwise (a model file fetched by ``make test-real``).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = ROOT / "docs"
+PAGES = sorted(p.relative_to(DOCS).as_posix() for p in DOCS.rglob("*.md") if "_hooks" not in p.parts)
+
+FENCE = re.compile(
+    r"^(?:<!-- docs-test: (?P<marker>[^\n]*?) -->\n)?```(?P<lang>[\w-]*)[^\n]*\n(?P<code>.*?)^```[ \t]*$",
+    flags=re.S | re.M,
+)
+
+# what a page's examples must print (beside running without an error)
+PRINTS = {
+    "index.md": ["('original', 'word-l2r', 'whole-word', 'sentence-l2r')"],
+    "guide/errors.md": ["text 1 is whitespace only"],
+    "guide/speed.md": ["True"],
+}
+
+
+@dataclass(frozen=True)
+class Block:
+    page: str
+    lang: str
+    code: str
+    line: int  # 1-based line of the block's first code line in the page
+    marker: str | None
+
+    def skip_reason(self) -> str | None:
+        if self.marker is None:
+            return None
+        if self.marker.startswith("skip:"):
+            return self.marker[len("skip:") :].strip()
+        if self.marker.startswith("needs "):
+            needed = Path(os.path.expanduser(self.marker[len("needs ") :].strip()))
+            return None if needed.exists() else f"{needed} is not there"
+        raise AssertionError(f"{self.page}:{self.line}: unknown docs-test marker {self.marker!r}")
+
+
+def blocks(page: str, lang: str | None = None) -> list[Block]:
+    text = (DOCS / page).read_text()
+    found = []
+    for m in FENCE.finditer(text):
+        line = text.count("\n", 0, m.start("code")) + 1
+        found.append(Block(page, m.group("lang"), m.group("code"), line, m.group("marker")))
+    return [b for b in found if lang is None or b.lang == lang]
+
+
+def _pages_with(lang: str) -> list[str]:
+    return [page for page in PAGES if blocks(page, lang)]
+
+
+def test_pages_are_found_and_markers_are_known():
+    assert "index.md" in PAGES and "guide/metrics.md" in PAGES
+    for page in PAGES:
+        for block in blocks(page):
+            block.skip_reason()  # raises on an unknown marker
+
+
+def test_examples_are_not_skipped_away():
+    """Most examples run: a marker added by mistake does not silently empty the test."""
+    run = [b for page in PAGES for b in blocks(page) if b.marker is None]
+    python = [b for b in run if b.lang == "python"]
+    commands = sum(b.code.count(".venv/bin/pllscore") for b in run if b.lang == "bash")
+    assert len(python) >= 25, len(python)
+    assert commands >= 18, commands
+
+
+@pytest.mark.shared
+@pytest.mark.parametrize("page", _pages_with("python"))
+def test_python_examples_run(page, monkeypatch, capsys):
+    monkeypatch.chdir(ROOT)
+    namespace: dict = {"__name__": "__docs__"}
+    for block in blocks(page, "python"):
+        reason = block.skip_reason()
+        if reason:
+            print(f"skipped {page}:{block.line}: {reason}")
+            continue
+        # padded so that a traceback's line number is the line in the page
+        code = "\n" * (block.line - 1) + block.code
+        exec(compile(code, str(DOCS / page), "exec"), namespace)
+    out = capsys.readouterr().out
+    for expected in PRINTS.get(page, []):
+        assert expected in out, f"{page} did not print {expected!r}"
+
+
+@pytest.mark.shared
+@pytest.mark.parametrize("page", _pages_with("bash"))
+def test_bash_examples_run(page):
+    venv_bin = Path(sys.executable).parent
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PATH": f"{venv_bin}:{os.environ['PATH']}"}
+    ran = 0
+    for block in blocks(page, "bash"):
+        if block.skip_reason():
+            continue
+        script = block.code.replace(".venv/bin/pllscore", f"{sys.executable} -m pllscore.cli")
+        script = script.replace(".venv/bin/python", sys.executable)
+        done = subprocess.run(
+            ["bash", "-e", "-o", "pipefail", "-c", script], cwd=ROOT, capture_output=True, text=True, env=env
+        )
+        assert done.returncode == 0, f"{page}:{block.line}\n{block.code}\n{done.stderr[-4000:]}"
+        ran += 1
+    if not ran:
+        pytest.skip(f"every bash block of {page} is marked skip")
+
+
+def test_site_builds_strictly(tmp_path):
+    """`mkdocs build --strict`: no broken link or anchor, every API name resolves, the CLI reference renders."""
+    pytest.importorskip("mkdocs", reason="mkdocs not installed (pip install -e '.[docs]')")
+    done = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path / "site")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+    )
+    assert done.returncode == 0, done.stderr[-4000:]
+    site = tmp_path / "site"
+    cli = (site / "reference" / "cli" / "index.html").read_text()
+    assert "--no-share-prefixes" in cli and "pllscore rescore" in cli
+    api = (site / "reference" / "api" / "index.html").read_text()
+    assert "name_or_path" in api and "SentenceScore" in api
