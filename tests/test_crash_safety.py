@@ -11,6 +11,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
+import pllscore.io.parts as part_files
 import pllscore.io.writers as writers
 from pllscore.jobs.local import Interrupted, score_file
 
@@ -219,7 +220,7 @@ def test_chunks_never_rewrite_earlier_chunks(scorer, corpus, tmp_path, monkeypat
     joined once at the end, so a run writes its data twice in all instead of once per chunk."""
     out = tmp_path / f"o.{fmt}"
     commits: list[tuple[str, int]] = []
-    real_commit = writers._commit
+    real_commit = part_files._commit
 
     def commit(tmp, path, write):
         real_commit(tmp, path, write)
@@ -229,7 +230,7 @@ def test_chunks_never_rewrite_earlier_chunks(scorer, corpus, tmp_path, monkeypat
         raise AssertionError("an output was read back")
 
     with monkeypatch.context() as mp:
-        mp.setattr(writers, "_commit", commit)
+        mp.setattr(part_files, "_commit", commit)
         mp.setattr(pd, "read_parquet", no_read)
         mp.setattr(pd, "read_csv", no_read)
         score_file(corpus, out, model=scorer, **OPTS)

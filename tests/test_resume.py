@@ -74,13 +74,14 @@ def test_kill_mid_write_then_resume_equals_uninterrupted(corpus, tmp_path):
     script = textwrap.dedent(f"""
         import os, signal
         import pllscore.io.writers as w
+        from pllscore.io.parts import serialize
         from pllscore.jobs.local import score_file
         real = w.write_part
         calls = []
         def write_part(path, frame, fmt, **kwargs):
             calls.append(1)
             if len(calls) == 3:  # write half of the third chunk, then die without warning
-                data = w._serialize(frame, fmt, False).encode()
+                data = serialize(frame, fmt, False).encode()
                 with open(path.with_name("." + path.name + ".123.tmp"), "wb") as f:
                     f.write(data[: len(data) // 2])
                 os.kill(os.getpid(), signal.SIGKILL)

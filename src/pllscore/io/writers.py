@@ -15,23 +15,33 @@ are removed. A kill at any point leaves a state that ``--resume`` finishes into 
 (text) or rows (Parquet) as an uninterrupted run; ``OUT`` itself appears only when whole.
 
 The Ray engine writes its shards with the same :func:`write_part`.
+
+The atomic part files and their joining are :mod:`pllscore.io.parts`; the settings a resumed run
+must share with the first one are :mod:`pllscore.io.resume`.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import re
 import shutil
 import sys
-from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, TextIO
 
 from pllscore.errors import InputError, PllscoreError
-from pllscore.io.formats import OUTPUT_FORMATS
-from pllscore.io.formats import OUTPUT_SUFFIXES as _SUFFIXES
+from pllscore.io.formats import OUTPUT_FORMATS, output_format
+from pllscore.io.parts import (
+    join_parts,
+    meta_path,
+    part_index,
+    part_name,
+    parts_path,
+    serialize,
+    write_json,
+    write_part,
+)
+from pllscore.io.resume import RESUME_KEYS, check_resume
 
 __all__ = [
     "OUTPUT_FORMATS",
@@ -47,153 +57,6 @@ __all__ = [
     "write_part",
 ]
 
-# settings that must match for --resume to continue a file: anything that changes a number or a row
-RESUME_KEYS = ("input_sha256", "n_input_rows", "model", "revision", "model_fingerprint", "metrics", "level",
-               "format", "column", "id_column", "base", "surprisal", "skip_empty", "chunk_size", "dtype", "bos",
-               "long", "stride", "pllscore")  # fmt: skip
-# Parquet parts are joined into row groups of about this many rows
-_ROW_GROUP = 1 << 16
-
-
-def output_format(path: str | None, given: str | None = None) -> str:
-    """The output format from ``given``, else from the extension of ``path``; TSV for stdout."""
-    if given is not None:
-        if given.lower() not in OUTPUT_FORMATS:
-            raise InputError(f"unknown output format {given!r}; choose from {', '.join(OUTPUT_FORMATS)}")
-        return given.lower()
-    if path is None or path == "-":
-        return "tsv"
-    suffix = Path(path).suffix.lower()
-    if suffix not in _SUFFIXES:
-        raise InputError(f"cannot tell the output format of {path!r}; use .csv, .tsv, .jsonl or .parquet, or --format")
-    return _SUFFIXES[suffix]
-
-
-def meta_path(path: str | os.PathLike[str]) -> Path:
-    """Where the provenance sidecar of ``path`` lives."""
-    return Path(f"{os.fspath(path)}.meta.json")
-
-
-def parts_path(path: str | os.PathLike[str]) -> Path:
-    """The folder that holds the finished chunks of an unfinished output ``path``."""
-    return Path(f"{os.fspath(path)}.parts")
-
-
-def part_name(index: int, fmt: str) -> str:
-    """The file name of part (chunk, block) ``index``."""
-    return f"part-{index:06d}.{fmt}"
-
-
-def _index(part: Path) -> int:
-    """The chunk index in a part's name (``part-000012.tsv`` -> 12); -1 for another name."""
-    digits = part.name.removeprefix("part-").split(".", 1)[0]
-    return int(digits) if digits.isdigit() else -1
-
-
-def _serialize(frame: Any, fmt: str, header: bool) -> str:
-    if fmt in ("csv", "tsv"):
-        return str(frame.to_csv(index=False, header=header, sep="," if fmt == "csv" else "\t", lineterminator="\n"))
-    if fmt == "jsonl":
-        text = frame.to_json(orient="records", lines=True, force_ascii=False)
-        return text if text.endswith("\n") or not text else text + "\n"
-    raise ValueError(fmt)
-
-
-def _arrow(frame: Any, metadata: Mapping[str, str] | None) -> Any:
-    import pyarrow as pa
-
-    table = pa.Table.from_pandas(frame, preserve_index=False)
-    if metadata:
-        extra = {k.encode(): v.encode() for k, v in metadata.items()}
-        table = table.replace_schema_metadata({**(table.schema.metadata or {}), **extra})
-    return table
-
-
-def _fsync_dir(folder: Path) -> None:
-    """Make a rename in ``folder`` durable (a no-op where folders cannot be opened, as on Windows)."""
-    with contextlib.suppress(OSError):
-        fd = os.open(folder, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-
-
-def _commit(tmp: Path, path: Path, write: Any) -> None:
-    """Write ``tmp`` with ``write(file)``, fsync it, then rename it to ``path``: the commit point."""
-    try:
-        with open(tmp, "wb") as f:
-            write(f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
-        raise
-    _fsync_dir(path.parent)
-
-
-def write_part(
-    path: str | os.PathLike[str],
-    frame: Any,
-    fmt: str,
-    *,
-    header: bool = True,
-    metadata: Mapping[str, str] | None = None,
-) -> None:
-    """Write ``frame`` to ``path`` as one immutable file, atomically (temporary name, fsync, ``os.replace``).
-
-    ``header``: whether a csv/tsv part starts with the header line. ``metadata``: Parquet schema
-    metadata (``{"pllscore": json}``). Readers see the whole file or none of it.
-    """
-    path = Path(path)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")  # hidden: Parquet dataset readers skip it
-    if fmt == "parquet":
-        import pyarrow.parquet as pq
-
-        table = _arrow(frame, metadata)
-        _commit(tmp, path, lambda f: pq.write_table(table, f))
-    else:
-        data = _serialize(frame, fmt, header).encode("utf-8")
-        _commit(tmp, path, lambda f: f.write(data))
-
-
-def write_json(path: str | os.PathLike[str], data: Mapping[str, Any]) -> None:
-    """Write a JSON file atomically (a reader sees the old or the new file, never half of one)."""
-    text = (json.dumps(data, indent=2, default=str) + "\n").encode()
-    path = Path(path)
-    _commit(path.with_name(path.name + ".tmp"), path, lambda f: f.write(text))
-
-
-_HASH = re.compile(r"^([a-z0-9]+:)?([0-9a-f]{32,})$")
-
-
-def _shown(value: Any) -> str:
-    """A setting's value for a message: hashes cut to 12 hex digits, long values cut short."""
-    if value is _MISSING:
-        return "(not recorded)"
-    if isinstance(value, str):
-        m = _HASH.match(value)
-        if m:
-            return f"{m.group(1) or ''}{m.group(2)[:12]}"
-    text = repr(value)
-    return text if len(text) <= 80 else text[:77] + "..."
-
-
-_MISSING = object()
-
-
-def check_resume(old: Mapping[str, Any], new: Mapping[str, Any], keys: Iterable[str], what: str) -> None:
-    """Refuse to continue ``what`` when a setting in ``keys`` differs between the first run and this one."""
-    for key in keys:
-        before, now = old.get(key, _MISSING), new.get(key, _MISSING)
-        if before != now:
-            raise InputError(
-                f"cannot resume {what}: it was made with {key}={_shown(before)}, this run has {key}={_shown(now)}; "
-                "rerun with the same input, model and options, or use --force to start over"
-            )
-
 
 class StreamWriter:
     """Writes chunks to a text stream (stdout); not resumable."""
@@ -204,7 +67,7 @@ class StreamWriter:
         self.fmt, self.stream, self.rows_done, self._header = fmt, stream or sys.stdout, 0, True
 
     def append(self, frame: Any, rows_done: int) -> None:
-        self.stream.write(_serialize(frame, self.fmt, self._header))
+        self.stream.write(serialize(frame, self.fmt, self._header))
         self.stream.flush()
         self._header, self.rows_done = False, rows_done
 
@@ -305,7 +168,7 @@ class ResumableWriter:
                 while self.chunks_done < self.n_chunks and self._part(self.chunks_done).exists():
                     self.chunks_done += 1
                 for later in self.parts.glob(f"part-*.{self.fmt}"):  # after a gap (never made by pllscore)
-                    if _index(later) >= self.chunks_done:
+                    if part_index(later) >= self.chunks_done:
                         later.unlink()
             for tmp in self._tmps:
                 if tmp.exists():
@@ -351,46 +214,8 @@ class ResumableWriter:
 
     def _assemble(self) -> None:
         parts = [self._part(k) for k in range(self.n_chunks)]
-        if self.fmt != "parquet":
-
-            def join(out: Any) -> None:
-                for p in parts:
-                    with open(p, "rb") as f:
-                        shutil.copyfileobj(f, out)
-
-            _commit(self._tmp, self.path, join)
-            return
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-
         provenance = {"pllscore": json.dumps(self._provenance(), default=str)}
-        if not parts:
-            import pandas as pd
-
-            table = _arrow(pd.DataFrame(), provenance)
-            _commit(self._tmp, self.path, lambda f: pq.write_table(table, f))
-            return
-        schemas = [pq.read_schema(p) for p in parts]
-        schema = pa.unify_schemas(schemas)  # a column all null in one chunk takes its type from the others
-        meta = {**(schemas[0].metadata or {}), **{k.encode(): v.encode() for k, v in provenance.items()}}
-        schema = schema.with_metadata(meta)
-
-        def join(out: Any) -> None:
-            with pq.ParquetWriter(out, schema) as w:
-                batch: list[Any] = []
-                rows = 0
-                for p in parts:
-                    batch.append(pq.read_table(p).cast(schema))
-                    rows += len(batch[-1])
-                    if rows >= _ROW_GROUP:
-                        group = pa.concat_tables(batch)
-                        w.write_table(group, row_group_size=max(len(group), 1))
-                        batch, rows = [], 0
-                if batch:
-                    group = pa.concat_tables(batch)
-                    w.write_table(group, row_group_size=max(len(group), 1))
-
-        _commit(self._tmp, self.path, join)
+        join_parts(parts, self.fmt, self.path, self._tmp, provenance)
 
     # --- provenance -----------------------------------------------------------------
     def _provenance(self) -> dict[str, Any]:

@@ -1,0 +1,177 @@
+"""Part files: immutable files written atomically, named by their index, and joined into one output.
+
+Every file pllscore writes goes through one commit point, :func:`_commit`: the data is written
+to a temporary name, fsynced, then renamed with ``os.replace`` (and the folder fsynced), so a
+reader, or a run resumed after a kill, sees a file whole or not at all. A run's finished chunks
+are part files ``OUT.parts/part-<k>.<fmt>``; :func:`join_parts` joins them into ``OUT``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "join_parts",
+    "meta_path",
+    "part_index",
+    "part_name",
+    "parts_path",
+    "serialize",
+    "write_json",
+    "write_part",
+]
+
+# Parquet parts are joined into row groups of about this many rows
+_ROW_GROUP = 1 << 16
+
+
+def meta_path(path: str | os.PathLike[str]) -> Path:
+    """Where the provenance sidecar of ``path`` lives."""
+    return Path(f"{os.fspath(path)}.meta.json")
+
+
+def parts_path(path: str | os.PathLike[str]) -> Path:
+    """The folder that holds the finished chunks of an unfinished output ``path``."""
+    return Path(f"{os.fspath(path)}.parts")
+
+
+def part_name(index: int, fmt: str) -> str:
+    """The file name of part (chunk, block) ``index``."""
+    return f"part-{index:06d}.{fmt}"
+
+
+def part_index(part: Path) -> int:
+    """The chunk index in a part's name (``part-000012.tsv`` -> 12); -1 for another name."""
+    digits = part.name.removeprefix("part-").split(".", 1)[0]
+    return int(digits) if digits.isdigit() else -1
+
+
+def serialize(frame: Any, fmt: str, header: bool) -> str:
+    """``frame`` as csv, tsv or jsonl text (``header``: whether csv/tsv starts with the header line)."""
+    if fmt in ("csv", "tsv"):
+        return str(frame.to_csv(index=False, header=header, sep="," if fmt == "csv" else "\t", lineterminator="\n"))
+    if fmt == "jsonl":
+        text = frame.to_json(orient="records", lines=True, force_ascii=False)
+        return text if text.endswith("\n") or not text else text + "\n"
+    raise ValueError(fmt)
+
+
+def _arrow(frame: Any, metadata: Mapping[str, str] | None) -> Any:
+    import pyarrow as pa
+
+    table = pa.Table.from_pandas(frame, preserve_index=False)
+    if metadata:
+        extra = {k.encode(): v.encode() for k, v in metadata.items()}
+        table = table.replace_schema_metadata({**(table.schema.metadata or {}), **extra})
+    return table
+
+
+def _fsync_dir(folder: Path) -> None:
+    """Make a rename in ``folder`` durable (a no-op where folders cannot be opened, as on Windows)."""
+    with contextlib.suppress(OSError):
+        fd = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def _commit(tmp: Path, path: Path, write: Any) -> None:
+    """Write ``tmp`` with ``write(file)``, fsync it, then rename it to ``path``: the commit point."""
+    try:
+        with open(tmp, "wb") as f:
+            write(f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
+    _fsync_dir(path.parent)
+
+
+def write_part(
+    path: str | os.PathLike[str],
+    frame: Any,
+    fmt: str,
+    *,
+    header: bool = True,
+    metadata: Mapping[str, str] | None = None,
+) -> None:
+    """Write ``frame`` to ``path`` as one immutable file, atomically (temporary name, fsync, ``os.replace``).
+
+    ``header``: whether a csv/tsv part starts with the header line. ``metadata``: Parquet schema
+    metadata (``{"pllscore": json}``). Readers see the whole file or none of it.
+    """
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")  # hidden: Parquet dataset readers skip it
+    if fmt == "parquet":
+        import pyarrow.parquet as pq
+
+        table = _arrow(frame, metadata)
+        _commit(tmp, path, lambda f: pq.write_table(table, f))
+    else:
+        data = serialize(frame, fmt, header).encode("utf-8")
+        _commit(tmp, path, lambda f: f.write(data))
+
+
+def write_json(path: str | os.PathLike[str], data: Mapping[str, Any]) -> None:
+    """Write a JSON file atomically (a reader sees the old or the new file, never half of one)."""
+    text = (json.dumps(data, indent=2, default=str) + "\n").encode()
+    path = Path(path)
+    _commit(path.with_name(path.name + ".tmp"), path, lambda f: f.write(text))
+
+
+def join_parts(parts: Sequence[Path], fmt: str, path: Path, tmp: Path, metadata: Mapping[str, str]) -> None:
+    """Join ``parts`` into ``path`` through ``tmp``, committed once.
+
+    Text formats: the parts' bytes one after another (the header comes with part 0). Parquet:
+    one row group per part or per batch of parts, the schema unified over all of them, and
+    ``metadata`` added to the schema's.
+    """
+    if fmt != "parquet":
+
+        def copy(out: Any) -> None:
+            for p in parts:
+                with open(p, "rb") as f:
+                    shutil.copyfileobj(f, out)
+
+        _commit(tmp, path, copy)
+        return
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    if not parts:
+        import pandas as pd
+
+        table = _arrow(pd.DataFrame(), metadata)
+        _commit(tmp, path, lambda f: pq.write_table(table, f))
+        return
+    schemas = [pq.read_schema(p) for p in parts]
+    schema = pa.unify_schemas(schemas)  # a column all null in one chunk takes its type from the others
+    meta = {**(schemas[0].metadata or {}), **{k.encode(): v.encode() for k, v in metadata.items()}}
+    schema = schema.with_metadata(meta)
+
+    def join(out: Any) -> None:
+        with pq.ParquetWriter(out, schema) as w:
+            batch: list[Any] = []
+            rows = 0
+            for p in parts:
+                batch.append(pq.read_table(p).cast(schema))
+                rows += len(batch[-1])
+                if rows >= _ROW_GROUP:
+                    group = pa.concat_tables(batch)
+                    w.write_table(group, row_group_size=max(len(group), 1))
+                    batch, rows = [], 0
+            if batch:
+                group = pa.concat_tables(batch)
+                w.write_table(group, row_group_size=max(len(group), 1))
+
+    _commit(tmp, path, join)
