@@ -27,8 +27,9 @@ from typing import Any
 
 import torch
 
-from pllscore.engine.loading import Kind, Loaded, check_token_types, detect_kind, resolve_device, resolve_dtype
-from pllscore.errors import InputError, ModelError
+from pllscore.engine.models import Kind, Loaded, detect_kind, float32_weights, missing_weights, one_line
+from pllscore.engine.tokenizing import check_token_types
+from pllscore.errors import ModelError
 
 __all__ = ["GGUF_EXTRA", "find_gguf", "is_gguf_file", "load_gguf"]
 
@@ -105,11 +106,6 @@ def _check_packages() -> None:
         raise ModelError(f"loading a GGUF file needs gguf>={_MIN_GGUF}, but gguf {have} is installed: {GGUF_EXTRA}")
 
 
-def _one_line(e: BaseException) -> str:
-    lines = str(e).strip().splitlines()
-    return lines[0] if lines else type(e).__name__
-
-
 @contextlib.contextmanager
 def _alone(path: str) -> Iterator[tuple[str, str]]:
     """``(folder, file name)`` to hand transformers: a private folder holding only a link to the file.
@@ -181,35 +177,25 @@ def _shared_parses() -> Iterator[None]:
         metadata.clear()
 
 
-def load_gguf(
-    path: str | os.PathLike[str],
-    *,
-    device: str | torch.device = "auto",
-    dtype: str | torch.dtype | None = None,
-    revision: str | None = None,
-    kind: Kind | None = None,
-) -> Loaded:
-    """Load a GGUF file (or a folder holding one) as a causal LM with its fast tokenizer, in eval mode."""
+def load_gguf(path: str | os.PathLike[str], device: torch.device, *, kind: Kind | None = None) -> Loaded:
+    """Load a GGUF file (or a folder holding one) as a causal LM with its fast tokenizer, in eval mode.
+
+    Called by :func:`pllscore.engine.loading.load_pretrained`, which has checked ``kind``, the
+    device and the dtype as for any model; the weights are float32 whatever the scoring dtype.
+    """
     name = os.fspath(path)
     file = find_gguf(name)
     if file is None:
         raise ModelError(f"{name!r} is not a GGUF file nor a folder holding one")
-    if kind not in (None, "masked", "causal"):
-        raise InputError(f"unknown kind {kind!r}; use 'masked', 'causal' or leave it out")
-    if revision is not None:
-        raise InputError(f"revision={revision!r} names a Hub commit; a GGUF file is local: leave revision out")
-    torch_device = resolve_device(device)
-    resolve_dtype(dtype)  # fail early on a bad name; weights are float32, reduced precision is autocast
     _check_packages()
     try:
         with open(file, "rb") as f:
             magic = f.read(4)
     except OSError as e:
-        raise ModelError(f"cannot read GGUF file {file!r}: {_one_line(e)}") from e
+        raise ModelError(f"cannot read GGUF file {file!r}: {one_line(e)}") from e
     if magic != _MAGIC:
         raise ModelError(f"{file!r} is not a GGUF file: it does not start with the GGUF magic bytes")
 
-    import transformers
     from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
 
     failures = (OSError, ValueError, KeyError, TypeError, ImportError, NotImplementedError, AttributeError)
@@ -218,7 +204,7 @@ def load_gguf(
         try:
             config = AutoConfig.from_pretrained(folder, **common)
         except failures as e:
-            raise ModelError(f"cannot read the GGUF file {file!r}: {_one_line(e)}") from e
+            raise ModelError(f"cannot read the GGUF file {file!r}: {one_line(e)}") from e
         arch = getattr(config, "model_type", None) or type(config).__name__
         detected = detect_kind(config)
         if detected == "masked" or kind == "masked":
@@ -229,24 +215,20 @@ def load_gguf(
         try:
             tokenizer = AutoTokenizer.from_pretrained(folder, **common)
         except failures as e:
-            raise ModelError(f"cannot build the tokenizer of GGUF file {file!r}: {_one_line(e)}") from e
+            raise ModelError(f"cannot build the tokenizer of GGUF file {file!r}: {one_line(e)}") from e
         if not getattr(tokenizer, "is_fast", False):
             raise ModelError(
                 f"the tokenizer transformers built from {file!r} is slow ({type(tokenizer).__name__}); "
                 "pllscore needs a fast one for word ids and offsets: upgrade transformers"
             )
         check_token_types(tokenizer("a", return_token_type_ids=True).get("token_type_ids"), file)
-        dtype_key = "dtype" if int(transformers.__version__.split(".")[0]) >= 5 else "torch_dtype"
         try:
             model, info = AutoModelForCausalLM.from_pretrained(
-                folder, config=config, **common, **{dtype_key: torch.float32}, output_loading_info=True
+                folder, config=config, **common, **float32_weights(), output_loading_info=True
             )
         except failures as e:
-            raise ModelError(f"cannot load GGUF file {file!r} as a causal LM: {_one_line(e)}") from e
-    missing = sorted(
-        set(info.get("missing_keys") or ())
-        | {k[0] if isinstance(k, (tuple, list)) else k for k in info.get("mismatched_keys") or ()}
-    )
+            raise ModelError(f"cannot load GGUF file {file!r} as a causal LM: {one_line(e)}") from e
+    missing = missing_weights(info)
     if missing:
         shown = ", ".join(missing[:3]) + (f" and {len(missing) - 3} more" if len(missing) > 3 else "")
         raise ModelError(
@@ -254,5 +236,5 @@ def load_gguf(
             "which would be randomly initialised, so its scores would be meaningless"
         )
     model.config._name_or_path = file
-    model.eval().to(torch_device)
-    return Loaded(model=model, tokenizer=tokenizer, kind="causal", name=file, revision=None, device=torch_device)
+    model.eval().to(device)
+    return Loaded(model=model, tokenizer=tokenizer, kind="causal", name=file, revision=None, device=device)

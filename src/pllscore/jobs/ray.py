@@ -376,12 +376,12 @@ def _model_kind(model: str) -> str | None:
         return "causal"
     from transformers import AutoConfig
 
-    from pllscore.engine.loading import _not_found, detect_kind
+    from pllscore.engine.loading import detect_kind, model_not_found
 
     try:
         config = AutoConfig.from_pretrained(model)
     except (OSError, ValueError, KeyError) as e:
-        raise _not_found(model, e) from e
+        raise model_not_found(model, e) from e
     return detect_kind(config)
 
 

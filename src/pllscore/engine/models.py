@@ -1,0 +1,135 @@
+"""What every model loader shares: the model kinds, the loaded model, device and dtype, and load checks.
+
+Both loaders build on this module: :mod:`pllscore.engine.loading` (a Hub name or a model folder)
+and :mod:`pllscore.engine.gguf` (a GGUF file). Nothing here loads a model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import torch
+
+from pllscore.errors import InputError
+
+Kind = Literal["masked", "causal"]
+
+__all__ = [
+    "Kind",
+    "Loaded",
+    "check_kind",
+    "detect_kind",
+    "float32_weights",
+    "missing_weights",
+    "one_line",
+    "resolve_device",
+    "resolve_dtype",
+]
+
+_DTYPES = {
+    "float32": torch.float32,
+    "fp32": torch.float32,
+    "bfloat16": torch.bfloat16,
+    "bf16": torch.bfloat16,
+    "float16": torch.float16,
+    "fp16": torch.float16,
+    "half": torch.float16,
+}
+
+
+@dataclass(frozen=True)
+class Loaded:
+    """A loaded model with its tokenizer and what pllscore learned about it."""
+
+    model: Any
+    tokenizer: Any
+    kind: Kind
+    name: str
+    revision: str | None
+    device: torch.device
+
+
+def check_kind(kind: str | None) -> None:
+    """Refuse a model kind other than masked, causal or None (found from the model)."""
+    if kind not in (None, "masked", "causal"):
+        raise InputError(f"unknown kind {kind!r}; use 'masked', 'causal' or leave it out")
+
+
+def resolve_device(device: str | torch.device = "auto") -> torch.device:
+    """``"auto"`` picks cuda, then mps, then cpu; anything else is passed to ``torch.device``."""
+    if isinstance(device, torch.device):
+        return device
+    if device == "auto":
+        if torch.cuda.is_available():
+            return torch.device("cuda")
+        mps = getattr(torch.backends, "mps", None)
+        if mps is not None and mps.is_available():
+            return torch.device("mps")
+        return torch.device("cpu")
+    try:
+        return torch.device(device)
+    except (RuntimeError, TypeError) as e:
+        raise InputError(f"invalid device {device!r}; use 'auto', 'cpu', 'cuda', 'cuda:1' or 'mps'") from e
+
+
+def resolve_dtype(dtype: str | torch.dtype | None) -> torch.dtype:
+    """``None`` means float32, the exact setting; strings like ``"bfloat16"`` are accepted.
+
+    bfloat16 and float16 are run by autocast over float32 weights: matrix products in the reduced
+    type, normalisation and the final log-softmax in float32.
+    """
+    if dtype is None:
+        return torch.float32
+    if isinstance(dtype, torch.dtype):
+        if dtype in (torch.float32, torch.bfloat16, torch.float16):
+            return dtype
+    elif isinstance(dtype, str) and dtype.lower().removeprefix("torch.") in _DTYPES:
+        return _DTYPES[dtype.lower().removeprefix("torch.")]
+    raise InputError(f"unsupported dtype {dtype!r}; use float32, bfloat16 or float16")
+
+
+def detect_kind(config: Any) -> Kind | None:
+    """Masked or causal LM, from the config's architectures, else its model type."""
+    archs = list(getattr(config, "architectures", None) or [])
+    if any(a.endswith("ForMaskedLM") for a in archs):
+        return "masked"
+    if any(a.endswith(("ForCausalLM", "LMHeadModel")) for a in archs):
+        return "causal"
+    from transformers.models.auto.modeling_auto import (
+        MODEL_FOR_CAUSAL_LM_MAPPING_NAMES,
+        MODEL_FOR_MASKED_LM_MAPPING_NAMES,
+    )
+
+    model_type = getattr(config, "model_type", None)
+    if getattr(config, "is_decoder", False) and model_type in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES:
+        return "causal"
+    if model_type in MODEL_FOR_MASKED_LM_MAPPING_NAMES:
+        return "masked"
+    if model_type in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES:
+        return "causal"
+    return None
+
+
+def float32_weights() -> dict[str, torch.dtype]:
+    """The ``from_pretrained`` keyword that loads weights as float32 (``dtype`` from transformers 5 on)."""
+    import transformers
+
+    key = "dtype" if int(transformers.__version__.split(".")[0]) >= 5 else "torch_dtype"
+    return {key: torch.float32}
+
+
+def missing_weights(info: Mapping[str, Any]) -> list[str]:
+    """The weights a checkpoint lacked or had in another shape, from ``output_loading_info``'s report.
+
+    transformers initialises these at random, so a model with any of them would score noise.
+    """
+    mismatched = {k[0] if isinstance(k, (tuple, list)) else k for k in info.get("mismatched_keys") or ()}
+    return sorted(set(info.get("missing_keys") or ()) | mismatched)
+
+
+def one_line(e: BaseException) -> str:
+    """The first line of an exception's message (its type's name when it has none), for a one-line error."""
+    text = str(e).strip().splitlines()
+    return text[0] if text else type(e).__name__
