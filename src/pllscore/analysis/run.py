@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pllscore.analysis import diagnostics as dx
 from pllscore.errors import InputError
 
 __all__ = ["DATASETS", "Diagnosis", "run_diagnose"]
@@ -87,19 +88,10 @@ def run_diagnose(
             :data:`pllscore.results.norms.NORMS`); ``slor`` and ``norm-lp`` need ``unigram`` (a token-count
             table or ``"wordfreq"``) or ``unigram_corpus`` (counted with each model's tokenizer).
     """
-    import pandas as pd
-
-    from pllscore.analysis import diagnostics as dx
-    from pllscore.io.tables import write_tables
-    from pllscore.results.norms import check_norms
     from pllscore.results.unigram import load_unigram
     from pllscore.scoring.scorers import as_scorer
 
-    if unigram is not None and unigram_corpus is not None:
-        raise InputError("give either --unigram or --unigram-corpus, not both")
-    chosen = check_norms(norms, unigram if unigram is not None else unigram_corpus)
-    chosen = ("sum", *(n for n in chosen if n != "sum"))
-    needs_unigram = any(n in ("slor", "norm-lp") for n in chosen)
+    chosen = _chosen_norms(norms, unigram, unigram_corpus)
     texts, source = _sentences(data, column, sample, seed)
     mlm = as_scorer(model, kind="masked", role="diagnose", device=device, dtype=dtype)
     clm = None
@@ -108,11 +100,48 @@ def run_diagnose(
     masked = mlm.score(texts, metric=metrics, progress=progress)
     causal = clm.score(texts, progress=progress) if clm is not None else None
 
+    needs_unigram = any(n in ("slor", "norm-lp") for n in chosen)
     unis = [
         load_unigram(unigram, corpus=unigram_corpus, tokenizer=s.tokenizer) if needs_unigram and s is not None else None
         for s in (mlm, clm)
     ]
-    length_summary, length_data = dx.length(masked, causal, norms=chosen, unigram=unis[0], causal_unigram=unis[1])
+    summary, data_frames, n_words = _analyses(texts, mlm, clm, masked, causal, chosen, unis, progress)
+    oovs = [{"model": s.name, **dx.oov_ratio(s.tokenizer, texts)} for s in (mlm, clm) if s is not None]
+    out = None
+    if output is not None:
+        out = Path(output)
+        _write_outputs(out, summary, oovs, data_frames)
+        extra: dict[str, Any] = {}
+        if len(chosen) > 1:  # the norms and their unigram source, beside the rest
+            extra = {"norms": list(chosen), "unigram": [u.describe() for u in unis if u is not None] or None}
+        _record(out, mlm, clm, source, len(texts), n_words, sample, seed, list(masked.metrics), extra)
+    return Diagnosis(out, summary, oovs[0], data_frames)
+
+
+def _chosen_norms(norms: str | Sequence[str] | None, unigram: Any, unigram_corpus: Any) -> tuple[str, ...]:
+    """The norms of the length analysis, ``sum`` first; checked against the unigram source before any scoring."""
+    from pllscore.results.norms import check_norms
+
+    if unigram is not None and unigram_corpus is not None:
+        raise InputError("give either --unigram or --unigram-corpus, not both")
+    chosen = check_norms(norms, unigram if unigram is not None else unigram_corpus)
+    return ("sum", *(n for n in chosen if n != "sum"))
+
+
+def _analyses(
+    texts: list[str],
+    mlm: Any,
+    clm: Any,
+    masked: Any,
+    causal: Any,
+    norms: tuple[str, ...],
+    unis: list[Any],
+    progress: bool | None,
+) -> tuple[Any, dict[str, Any], int]:
+    """Run every diagnostic: the summary (one row per analysis and system), the data behind each, the word count."""
+    import pandas as pd
+
+    length_summary, length_data = dx.length(masked, causal, norms=norms, unigram=unis[0], causal_unigram=unis[1])
     words = dx.distinct_words(texts)
     freq_summary, freq_data = dx.word_frequency(words, mlm, clm, metrics=masked.metrics, progress=progress)
     parts = [length_summary, freq_summary]
@@ -121,49 +150,58 @@ def run_diagnose(
         agree_summary, agree_data = dx.agreement(masked, causal)
         parts.append(agree_summary)
         data_frames["agreement"] = agree_data
-    summary = pd.concat(parts, ignore_index=True)
-    oov = {"model": mlm.name, **dx.oov_ratio(mlm.tokenizer, texts)}
-    if clm is not None:
-        oov_c = {"model": clm.name, **dx.oov_ratio(clm.tokenizer, texts)}
-    out = None
-    if output is not None:
-        from pllscore.plotting.diagnostics import scatter_panels
+    return pd.concat(parts, ignore_index=True), data_frames, len(words)
 
-        out = Path(output)
-        try:
-            out.mkdir(parents=True, exist_ok=True)
-        except OSError as e:
-            raise InputError(f"cannot create output folder {os.fspath(out)!r}: {e.strerror}") from None
-        write_tables(summary.round(4), out / "summary", digits=3)
-        oov_frame = pd.DataFrame([oov] + ([oov_c] if clm is not None else []))
-        write_tables(oov_frame, out / "oov", digits=3)
-        for name, frame in data_frames.items():
-            frame.to_csv(out / f"{name}.csv", index=False)
-        by_sum = length_data[length_data["norm"] == "sum"]
-        scatter_panels(by_sum, "n_tokens", "neg_score", xlabel="tokens", ylabel="− score (nats)",
-                       title="Sentence length vs negative score", path=out / "length.png")  # fmt: skip
-        for ctx in dx.CONTEXTS:
-            sub = freq_data[(freq_data["context"] == ctx) & (freq_data["zipf"] > 0)]
-            scatter_panels(sub, "zipf", "score", xlabel="Zipf frequency (wordfreq)", ylabel="word score (nats)",
-                           title=f"Word frequency vs word score, context '{dx.CONTEXTS[ctx].format('___')}'",
-                           path=out / f"frequency-{ctx}.png")  # fmt: skip
-        if "agreement" in data_frames:
-            scatter_panels(data_frames["agreement"], "clm_score", "mlm_score", xlabel="causal LM score (nats)",
-                           ylabel="masked LM score (nats)", title="Agreement with the causal LM",
-                           path=out / "agreement.png")  # fmt: skip
-        _record(out, mlm, clm, source, len(texts), len(words), sample, seed, list(masked.metrics))
-        if len(chosen) > 1:  # the norms and their unigram source, beside the rest
-            meta = json.loads((out / "meta.json").read_text())
-            meta["norms"] = list(chosen)
-            meta["unigram"] = [u.describe() for u in unis if u is not None] or None
-            (out / "meta.json").write_text(json.dumps(meta, indent=2, default=str) + "\n")
-    return Diagnosis(out, summary, oov, data_frames)
+
+def _write_outputs(out: Path, summary: Any, oovs: list[dict[str, Any]], data_frames: dict[str, Any]) -> None:
+    """The summary and OOV tables (csv, md, tex), each analysis's data as csv, and the figures."""
+    import pandas as pd
+
+    from pllscore.io.tables import write_tables
+
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise InputError(f"cannot create output folder {os.fspath(out)!r}: {e.strerror}") from None
+    write_tables(summary.round(4), out / "summary", digits=3)
+    write_tables(pd.DataFrame(oovs), out / "oov", digits=3)
+    for name, frame in data_frames.items():
+        frame.to_csv(out / f"{name}.csv", index=False)
+    _figures(out, data_frames)
+
+
+def _figures(out: Path, data_frames: dict[str, Any]) -> None:
+    """The paper's scatter figures: length (summed scores), word frequency per context, agreement."""
+    from pllscore.plotting.diagnostics import scatter_panels
+
+    length_data, freq_data = data_frames["length"], data_frames["frequency"]
+    by_sum = length_data[length_data["norm"] == "sum"]
+    scatter_panels(by_sum, "n_tokens", "neg_score", xlabel="tokens", ylabel="− score (nats)",
+                   title="Sentence length vs negative score", path=out / "length.png")  # fmt: skip
+    for ctx in dx.CONTEXTS:
+        sub = freq_data[(freq_data["context"] == ctx) & (freq_data["zipf"] > 0)]
+        scatter_panels(sub, "zipf", "score", xlabel="Zipf frequency (wordfreq)", ylabel="word score (nats)",
+                       title=f"Word frequency vs word score, context '{dx.CONTEXTS[ctx].format('___')}'",
+                       path=out / f"frequency-{ctx}.png")  # fmt: skip
+    if "agreement" in data_frames:
+        scatter_panels(data_frames["agreement"], "clm_score", "mlm_score", xlabel="causal LM score (nats)",
+                       ylabel="masked LM score (nats)", title="Agreement with the causal LM",
+                       path=out / "agreement.png")  # fmt: skip
 
 
 def _record(
-    out: Path, mlm: Any, clm: Any, source: str, n: int, n_words: int, sample: Any, seed: int, metrics: list[str]
+    out: Path,
+    mlm: Any,
+    clm: Any,
+    source: str,
+    n: int,
+    n_words: int,
+    sample: Any,
+    seed: int,
+    metrics: list[str],
+    extra: dict[str, Any],
 ) -> None:
-    from pllscore.analysis.diagnostics import CONTEXTS, FREQUENCY_MEASURE
+    """``meta.json``: what was run, on what, with which models and versions (and ``extra``, the norms asked)."""
     from pllscore.io.provenance import command_line, model_record, now, versions
 
     meta = {
@@ -177,8 +215,9 @@ def _record(
         "seed": seed,
         "metrics": metrics,
         "models": [model_record(s) for s in (mlm, clm) if s is not None],
-        "frequency_measure": FREQUENCY_MEASURE,
-        "contexts": CONTEXTS,
+        "frequency_measure": dx.FREQUENCY_MEASURE,
+        "contexts": dx.CONTEXTS,
         "versions": versions(),
+        **extra,
     }
     (out / "meta.json").write_text(json.dumps(meta, indent=2, default=str) + "\n")

@@ -1,1 +1,1 @@
-"""Figures; matplotlib is imported only here, and only when a figure is asked for."""
+"""Figures; matplotlib is imported only here (:mod:`.backend`), and only when a figure is asked for."""

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from pllscore.plotting.explain import _pyplot
+from pllscore.plotting.backend import pyplot
 
 __all__ = ["scatter_panels"]
 
@@ -18,7 +18,7 @@ def scatter_panels(
     """One panel per ``system`` of ``data``: points, least-squares line, and Pearson r (95% CI, n) on top."""
     from pllscore.analysis.stats import pearson
 
-    plt = _pyplot()
+    plt = pyplot()
     systems = list(dict.fromkeys(data["system"]))
     cols = min(len(systems), 5)
     rows = -(-len(systems) // cols)

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from pllscore.errors import InputError
+from pllscore.plotting.backend import pyplot
 
 __all__ = ["draw_explanation", "plot_explanation"]
 
@@ -17,23 +18,12 @@ _COLOURS = {"original": "#d95f02", "word-l2r": "#1b9e77", "whole-word": "#7570b3
             "causal": "#666666"}  # fmt: skip
 
 
-def _pyplot() -> Any:
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        raise InputError("figures need matplotlib; reinstall it: pip install matplotlib") from None
-    return plt
-
-
 def plot_explanation(explanation: Any, path: str | os.PathLike[str]) -> str:
     """Write the figure to a .png, .svg or .pdf file."""
     out = Path(path)
     if out.suffix.lower() not in _FORMATS:
         raise InputError(f"cannot draw to {os.fspath(path)!r}; use a .png, .svg or .pdf file name")
-    plt = _pyplot()
+    plt = pyplot()
     fig = draw_explanation(explanation)
     try:
         fig.savefig(out)
@@ -46,7 +36,7 @@ def plot_explanation(explanation: Any, path: str | os.PathLike[str]) -> str:
 
 def draw_explanation(explanation: Any) -> Any:
     """The figure: one panel per text (plus one for the causal LM's own tokens)."""
-    plt = _pyplot()
+    plt = pyplot()
     n = explanation.n_texts
     has_causal = explanation.causal is not None
     widths = [explanation.sentence(i)[0].n_tokens for i in range(n)]
