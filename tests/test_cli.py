@@ -199,16 +199,16 @@ def test_help_does_not_load_torch():
 
 def test_stride_reaches_the_causal_scorer(tmp_path, monkeypatch):
     """--stride is passed to the loaded scorer, not dropped (it once was, for named models)."""
-    import pllscore
+    import pllscore.scoring.api
 
     seen = {}
-    real = pllscore.scoring.scorers.load
+    real = pllscore.scoring.api.load
 
     def spy(*args, **kwargs):
         seen.update(kwargs)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(pllscore.scoring.scorers, "load", spy)
+    monkeypatch.setattr(pllscore.scoring.api, "load", spy)
     done = run("score", "--text", "The cat sat.", "-m", GPT2, "--long", "window", "--stride", "7", "-q")
     assert done.returncode == 0, done.stderr
     assert seen["stride"] == 7 and seen["long"] == "window"

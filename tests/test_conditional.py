@@ -9,7 +9,7 @@ import pytest
 
 from pllscore import CausalScorer, InputError, MaskedScorer
 from pllscore.metrics import METRICS
-from pllscore.scoring.encoding import _split
+from pllscore.scoring.encoding import context_size
 from tests import oracle
 
 ATOL = 1e-5
@@ -209,6 +209,6 @@ def test_a_token_crossing_the_join_belongs_to_the_text():
     # content tokens "un" (0, 2), "##bel" (2, 5), ...: with a context "u" (1 token alone), "un" crosses
     offsets = [(0, 0), (0, 2), (2, 5), (5, 9), (0, 0)]
     content = [1, 2, 3]
-    assert _split(content, offsets, n_context=1, end=1) == 0
-    assert _split(content, offsets, n_context=1, end=2) == 1  # lm-eval's split when nothing crosses
-    assert _split(content, offsets, n_context=2, end=5) == 2
+    assert context_size(content, offsets, n_context=1, end=1) == 0
+    assert context_size(content, offsets, n_context=1, end=2) == 1  # lm-eval's split when nothing crosses
+    assert context_size(content, offsets, n_context=2, end=5) == 2

@@ -52,7 +52,7 @@ def test_masked_special_strings_are_scored_as_text(masked_models, family):
     model, tok = masked_models[family]
     scorer = MaskedScorer(model, tok, max_tokens=64)
     text = _text(tok)
-    _, (enc,) = scorer._encode([text], None)  # the encoding score() uses
+    (enc,) = scorer.encode([text]).encoded  # the encoding score() uses
     content = _content(enc)
     assert tok.mask_token_id not in content
     assert not set(content) & special_ids(tok), family
@@ -84,7 +84,7 @@ def test_causal_special_strings_are_scored_as_text(causal_models, family):
     model, tok = causal_models[family]
     scorer = CausalScorer(model, tok)
     text = f"The cat{tok.eos_token} sat {tok.bos_token} on the <|endoftext|> mat."
-    _, (enc,) = scorer._encode([text], None)  # the encoding score() uses
+    (enc,) = scorer.encode([text]).encoded  # the encoding score() uses
     assert enc.ids[0] == (tok.bos_token_id if tok.bos_token_id is not None else tok.eos_token_id)
     assert tok.eos_token_id not in enc.ids[1:] and tok.bos_token_id not in enc.ids[1:]
     r = scorer.score(text)[0]

@@ -45,11 +45,11 @@ __all__ = [
 
 # torch and transformers load only when a scorer is first used, so `pllscore --help` stays fast
 _LAZY = {
-    "CausalScorer": "pllscore.scoring.scorers",
-    "MaskedScorer": "pllscore.scoring.scorers",
-    "Scorer": "pllscore.scoring.scorers",
-    "load": "pllscore.scoring.scorers",
-    "score": "pllscore.scoring.scorers",
+    "CausalScorer": "pllscore.scoring.causal",
+    "MaskedScorer": "pllscore.scoring.masked",
+    "Scorer": "pllscore.scoring.base",
+    "load": "pllscore.scoring.api",
+    "score": "pllscore.scoring.api",
     "score_file": "pllscore.jobs.local",
     "ScoreSummary": "pllscore.jobs.local",
     "Interrupted": "pllscore.jobs.local",
@@ -62,7 +62,10 @@ if TYPE_CHECKING:
     from pllscore.analysis.explanation import Explanation, explain
     from pllscore.jobs.local import Interrupted, ScoreSummary, score_file
     from pllscore.jobs.ray import score_dataset
-    from pllscore.scoring.scorers import CausalScorer, MaskedScorer, Scorer, load, score
+    from pllscore.scoring.api import load, score
+    from pllscore.scoring.base import Scorer
+    from pllscore.scoring.causal import CausalScorer
+    from pllscore.scoring.masked import MaskedScorer
 
 
 def __getattr__(name: str) -> Any:

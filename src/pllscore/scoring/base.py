@@ -1,9 +1,16 @@
-"""The common ground of the masked and causal scorers: model and tokenizer checks, settings, encoding, results."""
+"""The scoring template every model kind shares: texts -> encode once -> the kind's run -> :class:`Results`.
+
+:class:`Scorer` checks the model and tokenizer, holds the settings, and writes :meth:`Scorer.score`
+once; a model kind is one subclass that fills the hooks :meth:`Scorer._metrics`,
+:meth:`Scorer._encoding` and :meth:`Scorer._run` (and, where it differs, :meth:`Scorer._outputs` and
+:meth:`Scorer._lm_eval_encoding`). See :mod:`pllscore.scoring.masked` and
+:mod:`pllscore.scoring.causal`.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from typing import Any
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any, NamedTuple
 
 import numpy as np
 import torch
@@ -11,21 +18,33 @@ import torch
 from pllscore.engine.compiling import compile_layers
 from pllscore.engine.loading import Kind, detect_kind, max_input_length, resolve_dtype
 from pllscore.errors import InputError, ModelError, NonFiniteError
+from pllscore.plan.align import Span
 from pllscore.plan.words import check_mask_by, check_words
-from pllscore.results.scores import SentenceScore
-from pllscore.scoring.encoding import Encoded, check_contexts, check_convention, check_long, check_texts, encode
+from pllscore.results.scores import Results, SentenceScore
+from pllscore.scoring.encoding import (
+    Encoded,
+    Encodings,
+    check_contexts,
+    check_convention,
+    check_long,
+    check_texts,
+    encode,
+    targets,
+)
+from pllscore.scoring.outputs import check_outputs
 
 #: what ``words=`` may be: a named mode, or one list of words per text
 Words = str | Sequence[Sequence[str]]
 
-__all__ = ["Scorer"]
+__all__ = ["Batch", "Scored", "Scorer", "Words", "class_kind"]
 
 # padded tokens per batch when the caller gives none. On a CPU, 1024 keeps a layer's
 # activations in the last-level cache; larger batches made scoring 5-10% slower (BENCHMARKS.md).
 _DEFAULT_MAX_TOKENS = {"cuda": 32768, "mps": 8192, "cpu": 1024}
 
 
-def _model_kind(model: Any) -> Kind | None:
+def class_kind(model: Any) -> Kind | None:
+    """The kind of LM a loaded model is, from its class name (``...ForMaskedLM``), else from its config."""
     name = type(model).__name__
     if name.endswith("ForMaskedLM"):
         return "masked"
@@ -34,10 +53,37 @@ def _model_kind(model: Any) -> Kind | None:
     return detect_kind(model.config)
 
 
-class Scorer:
-    """Common ground of the masked and causal scorers: tokenization, checks, settings.
+class Scored(NamedTuple):
+    """One (metric, text) of a kind's run (:meth:`Scorer._run`)."""
 
-    A subclass says how its texts are encoded by :meth:`_encoding` (special tokens, a prefix).
+    metric: str
+    #: which text of the batch
+    index: int
+    #: per scored position of the text, its log-probability (NaN: not scored)
+    values: np.ndarray
+    #: the positions the engine read, for the finite check (None: all)
+    read: np.ndarray | None
+    #: optional per-token arrays of the results (entropy, rank, word_correction)
+    extra: dict[str, np.ndarray]
+
+
+class Batch(NamedTuple):
+    """What a kind's run (:meth:`Scorer._run`) scores: texts encoded, and what to compute for them."""
+
+    encoded: Sequence[Encoded]
+    #: per text, which of its scored positions to score (None: all), from ``spans``
+    keeps: Sequence[np.ndarray | None]
+    metrics: tuple[str, ...]
+    #: the per-token arrays to fill besides the scores (what :meth:`Scorer._outputs` returned)
+    asked: tuple[str, ...]
+    progress: bool | None
+
+
+class Scorer:
+    """What every scorer shares: model and tokenizer checks, settings, and the one scoring path.
+
+    A model kind is a subclass with a ``kind`` and the hooks :meth:`_metrics`, :meth:`_encoding` and
+    :meth:`_run` (see the module's docstring).
     """
 
     kind: Kind
@@ -56,7 +102,7 @@ class Scorer:
         mask_by: str = "tokenizer",
         compile: bool = False,
     ) -> None:
-        actual = _model_kind(model)
+        actual = class_kind(model)
         if actual is not None and actual != self.kind:
             raise ModelError(
                 f"{type(model).__name__} is a {actual} LM, but {type(self).__name__} needs a {self.kind} one; "
@@ -93,12 +139,27 @@ class Scorer:
             compile_layers(self.model)
 
     @property
+    def _engine_options(self) -> dict[str, Any]:
+        """What every engine is built with besides the model: the padding id, the vocabulary size, autocast."""
+        return {"pad_token_id": self._pad_id, "vocab_size": self._vocab_size, "autocast": self._autocast}
+
+    @property
     def device(self) -> torch.device:
         """The device the model runs on."""
         return next(self.model.parameters()).device
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.name!r}, device={self.device}, max_tokens={self.max_tokens})"
+
+    # -- the hooks a model kind fills ------------------------------------------------------------
+
+    def _metrics(self, metric: str | Sequence[str] | None) -> tuple[str, ...]:
+        """The metrics ``score(metric=...)`` asks for, checked (None: the scorer's own)."""
+        raise NotImplementedError
+
+    def _outputs(self, outputs: str | Sequence[str] | None, word_prob: str | None) -> tuple[str, ...]:
+        """The per-token arrays :meth:`_run` must fill besides the scores (:func:`check_outputs`)."""
+        return check_outputs(outputs, word_prob, self.kind)
 
     def _encoding(self) -> tuple[bool, int | None]:
         """(whether the tokenizer adds its special tokens, the token id put before a text or None)."""
@@ -108,49 +169,13 @@ class Scorer:
         """As :meth:`_encoding`, under the ``"lm-eval"`` convention (the prefix may be one per text)."""
         return self._encoding()
 
-    def _encode(
-        self,
-        given: str | Iterable[str],
-        long: str | None,
-        context: str | Sequence[str] | None = None,
-        sep: str = " ",
-        *,
-        words: Words | None = None,
-        word_sep: str = " ",
-        mask_by: str | None = None,
-        convention: str = "paper",
-    ) -> tuple[list[str], list[Encoded]]:
-        """The texts ``given`` (checked) and each encoded, after its ``context``, as this scorer scores
-        it; no texts: nothing is encoded. ``long``, ``words`` and ``mask_by`` (None: the scorer's) as
-        :meth:`MaskedScorer.score` takes them (one string given: one list of strings is its words);
-        ``convention``: see :mod:`pllscore.scoring.encoding`."""
-        texts = check_texts(given)
-        if not texts:
-            return texts, []
-        contexts = check_contexts(context, len(texts), sep)
-        chosen = check_words(self.words if words is None else words, len(texts), single=isinstance(given, str))
-        if not isinstance(word_sep, str):
-            raise InputError(f"word_sep must be a string (what joins the words of a text), got {word_sep!r:.40}")
-        lm_eval = check_convention(convention) == "lm-eval"
-        add, prefix = self._lm_eval_encoding(contexts, len(texts)) if lm_eval else self._encoding()
-        windowed = check_long(long or self.long) == "window"
-        return texts, encode(
-            self.tokenizer,
-            texts,
-            name=self.name,
-            max_length=self.max_length,
-            add_special_tokens=add,
-            prefix=prefix,
-            allow_long=windowed,
-            contexts=contexts,
-            sep=sep,
-            words=chosen,
-            word_sep=word_sep,
-            mask_by=check_mask_by(self.mask_by if mask_by is None else mask_by),
-            lead_sep=lm_eval,
-        )
+    def _run(self, batch: Batch) -> Iterator[Scored]:
+        """Run the model on ``batch``; yield one :class:`Scored` per (metric, text), metric-major."""
+        raise NotImplementedError
 
-    def check(
+    # -- the one path from texts to results ------------------------------------------------------
+
+    def encode(
         self,
         texts: str | Iterable[str],
         *,
@@ -161,16 +186,184 @@ class Scorer:
         word_sep: str = " ",
         mask_by: str | None = None,
         convention: str = "paper",
-    ) -> int:
-        """Raise the error that scoring ``texts`` would raise, without scoring; return the token count
-        (contexts included)."""
-        items, encoded = self._encode(
-            texts, long, context, sep, words=words, word_sep=word_sep, mask_by=mask_by, convention=convention
-        )
-        if not items:
+    ) -> Encodings:
+        """Check ``texts`` and encode each, after its ``context``, as this scorer scores it.
+
+        The options are those of :meth:`score` (None: the scorer's); ``score(encodings)`` then scores
+        them without encoding them again. Raises the error that scoring ``texts`` would raise.
+        """
+        options = {"long": long, "context": context, "sep": sep, "words": words, "word_sep": word_sep}
+        out = self._encodings(texts, **options, mask_by=mask_by, convention=convention)
+        if not out.texts:
             check_contexts(context, 0, sep)
             check_convention(convention)
-        return sum(len(e.ids) for e in encoded)
+        return out
+
+    def check(self, texts: str | Iterable[str], **options: Any) -> int:
+        """Raise the error that scoring ``texts`` would raise, without scoring; return the token count
+        (contexts included). ``options``: the encoding options of :meth:`encode` (``long``, ``context``,
+        ``sep``, ``words``, ``word_sep``, ``mask_by``, ``convention``)."""
+        return self.encode(texts, **options).n_tokens
+
+    def score(
+        self,
+        texts: str | Iterable[str] | Encodings,
+        *,
+        metric: str | Sequence[str] | None = None,
+        progress: bool | None = None,
+        spans: Sequence[Span | None] | None = None,
+        long: str | None = None,
+        context: str | Sequence[str] | None = None,
+        sep: str = " ",
+        words: Words | None = None,
+        word_sep: str = " ",
+        mask_by: str | None = None,
+        outputs: Sequence[str] = (),
+        word_prob: str | None = None,
+        convention: str = "paper",
+    ) -> Results:
+        """Score texts: masked LMs by their pseudo-log-likelihood under one or more PLL metrics, causal
+        LMs by their log-likelihood. Scores are in nats.
+
+        Args:
+            texts: a string, a list of strings, or :class:`~pllscore.scoring.encoding.Encodings` from
+                :meth:`encode` (then ``long``, ``context``, ``sep``, ``words``, ``word_sep``, ``mask_by``
+                and ``convention`` were given to :meth:`encode` and must be left out here).
+            metric: a masked LM's ``"word-l2r"`` (default), ``"original"``, ``"whole-word"``,
+                ``"sentence-l2r"``, a list of them, or ``"all"``; ``None`` means the scorer's own
+                metric. A causal LM's score is its log-likelihood: leave ``metric`` out (or ``"causal"``).
+            progress: show a progress bar (``None``: only when stderr is a terminal).
+            spans: per text, a character span ``(start, stop)`` (or None for all): only the tokens
+                overlapping it are scored, the rest of the text is context; others are NaN.
+            long: ``"error"`` (default: the scorer's) refuses texts longer than the model allows;
+                ``"window"`` scores them in windows of the model's length: a masked LM scores each
+                token in a window centred on it (see :mod:`pllscore.plan.windows`); a causal LM's
+                windows advance by ``stride`` tokens, each token conditioned on at least
+                ``max_length - stride`` tokens before it.
+            context: a string before every text, or one string per text (``""``: none). Each text is
+                scored given its context: the model reads ``context + sep + text`` (a causal LM after
+                BOS), the context is never masked and only the text's tokens are scored (``sentence-l2r``
+                masks to the right within the text; a causal LM gives log P(text | context)). Tokens,
+                words and spans of the results are the text's own.
+            sep: what joins a context and its text (default one space).
+            words: what the results call words (``None``: the scorer's, ``"tokenizer"`` by default):
+                ``"tokenizer"`` (the tokenizer's ``word_ids()`` groups), ``"whitespace"`` (runs of
+                non-whitespace: "dog." is one word; the words of reading-time studies), or per text a
+                list of words that, joined by ``word_sep``, are the text exactly. A token belongs to the
+                word where it starts (see :mod:`pllscore.plan.words`); a word with no token of its own
+                scores NaN.
+            word_sep: what joins the words of a list into its text (default one space; ``""`` for
+                text written without spaces).
+            mask_by: what a masked LM's ``word-l2r`` and ``whole-word`` mask (``None``: the scorer's):
+                ``"tokenizer"`` (default, the paper's definition: the tokenizer's words) or ``"words"``
+                (the user's words: word-l2r masks the target and the later tokens of its user word,
+                whole-word the whole user word). A causal LM masks nothing: accepted, does nothing.
+            outputs: per-token outputs besides the log-probability: ``"entropy"`` (nats) of the
+                model's distribution that scores the token (a masked LM's at the masked position,
+                under each metric) and ``"rank"`` of the token there (see :mod:`pllscore.scoring.outputs`).
+            word_prob: ``"sum"`` (default); ``"bow"`` corrects a causal LM's word scores for a
+                word-beginning-marking tokenizer (:mod:`pllscore.scoring.bow`; token scores and totals
+                are unchanged) and is refused for a masked LM.
+            convention: ``"paper"`` (default) scores the text as given; ``"lm-eval"`` as
+                lm-evaluation-harness scores a continuation of an empty context: ``sep + text``
+                (for a byte-level BPE the first token is ``" The"``, not ``"The"``); a causal LM follows
+                lm-eval's HFLM exactly: a text without a context comes after lm-eval's prefix token
+                (BOS, else EOS), a text with a context after only the tokenizer's own special tokens
+                (GPT-2: none). Tokens, words and spans still index into the text.
+
+        Returns:
+            One :class:`SentenceScore` per (metric, text), metric-major.
+        """
+        metrics = self._metrics(metric)
+        asked = self._outputs(outputs, word_prob)
+        options = {"long": long, "context": context, "sep": sep, "words": words, "word_sep": word_sep}
+        encodings = self._encoded(texts, {**options, "mask_by": mask_by, "convention": convention})
+        return self._results(encodings, metrics, asked, spans, progress) if encodings.texts else Results()
+
+    # -- the steps of that path --------------------------------------------------------------------
+
+    def _encoded(self, texts: str | Iterable[str] | Encodings, options: dict[str, Any]) -> Encodings:
+        """``texts`` encoded with the encoding ``options`` of :meth:`score`, or given encoded (then with none)."""
+        if not isinstance(texts, Encodings):
+            return self._encodings(texts, **options)
+        defaults = {"long": None, "context": None, "sep": " ", "words": None, "word_sep": " ", "mask_by": None}
+        defaults["convention"] = "paper"
+        again = [k for k, v in options.items() if not (v is None if defaults[k] is None else v == defaults[k])]
+        if again:
+            raise InputError(
+                f"the texts are already encoded; give {', '.join(again)} to encode() with them, not to score()"
+            )
+        if texts.made_by != self._made_by():
+            raise InputError(
+                f"these encodings were made by {texts.made_by or 'another scorer'}, not by {self._made_by()}; "
+                "encode the texts with the scorer that scores them"
+            )
+        return texts
+
+    def _encodings(
+        self,
+        given: str | Iterable[str],
+        *,
+        long: str | None,
+        context: str | Sequence[str] | None,
+        sep: str,
+        words: Words | None,
+        word_sep: str,
+        mask_by: str | None,
+        convention: str,
+    ) -> Encodings:
+        """:meth:`encode` without its checks of the options when there are no texts (``score([])`` is empty)."""
+        texts = check_texts(given)
+        chosen: Words = self.words if words is None else words
+        made = {"long": long or self.long, "sep": sep, "word_sep": word_sep, "convention": convention}
+        made.update(mask_by=self.mask_by if mask_by is None else mask_by, made_by=self._made_by())
+        if not texts:
+            return Encodings(texts, [], words=chosen, **made)
+        contexts = check_contexts(context, len(texts), sep)
+        chosen = check_words(chosen, len(texts), single=isinstance(given, str))
+        if not isinstance(word_sep, str):
+            raise InputError(f"word_sep must be a string (what joins the words of a text), got {word_sep!r:.40}")
+        lm_eval = check_convention(convention) == "lm-eval"
+        add, prefix = self._lm_eval_encoding(contexts, len(texts)) if lm_eval else self._encoding()
+        windowed = check_long(made["long"]) == "window"
+        mask = check_mask_by(made["mask_by"])
+        model: dict[str, Any] = {
+            "name": self.name,
+            "max_length": self.max_length,
+            "add_special_tokens": add,
+            "prefix": prefix,
+        }
+        text: dict[str, Any] = {
+            "contexts": contexts,
+            "sep": sep,
+            "words": chosen,
+            "word_sep": word_sep,
+            "mask_by": mask,
+        }
+        encoded = encode(self.tokenizer, texts, allow_long=windowed, lead_sep=lm_eval, **model, **text)
+        return Encodings(texts, encoded, context=contexts, words=chosen, **made)
+
+    def _results(
+        self,
+        encodings: Encodings,
+        metrics: tuple[str, ...],
+        asked: tuple[str, ...],
+        spans: Sequence[Span | None] | None,
+        progress: bool | None,
+    ) -> Results:
+        """Score ``encodings`` (at least one text) through the kind's :meth:`_run`; check every score is finite."""
+        items, encoded = encodings.texts, encodings.encoded
+        keeps = targets(encoded, spans)
+        results = []
+        for row in self._run(Batch(encoded, keeps, metrics, asked, progress)):
+            i = row.index
+            self._check_finite(i, row.values, row.read)
+            results.append(self._result(i, items[i], encoded[i], row.metric, row.values, **row.extra))
+        return Results(tuple(results))
+
+    def _made_by(self) -> str:
+        """What an :class:`Encodings` of this scorer depends on besides its options."""
+        return f"{type(self).__name__}({self.name!r}, max_length={self.max_length}, encoding={self._encoding()})"
 
     def _check_finite(self, index: int, values: np.ndarray, read: np.ndarray | None) -> None:
         """Raise :class:`NonFiniteError` if a token the engine scored (``read``; None: all) got NaN or inf.

@@ -26,13 +26,13 @@ Two conventions (:data:`CONVENTIONS`) say how a text without a context is read. 
 reads it as lm-evaluation-harness reads a continuation of an empty context: ``sep + text``
 (lm-eval's ``target_delimiter``, a space), so a byte-level BPE's first token is ``" The"``, not
 ``"The"``. Spans still index into the text. What a causal LM is conditioned on under each
-convention is the scorer's business (:meth:`pllscore.scoring.base.Scorer._encode`).
+convention is the scorer's business (its hooks ``_encoding`` and ``_lm_eval_encoding``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -46,10 +46,12 @@ __all__ = [
     "CONVENTIONS",
     "LONG_MODES",
     "Encoded",
+    "Encodings",
     "check_contexts",
     "check_convention",
     "check_long",
     "check_texts",
+    "context_size",
     "encode",
     "targets",
 ]
@@ -93,6 +95,79 @@ class Encoded:
     def reported(self) -> Alignment:
         """The alignment whose words the results report: the user's words, else the tokenizer's."""
         return self.user_words if self.user_words is not None else self.alignment
+
+
+@dataclass(frozen=True)
+class Encodings:
+    """Texts encoded once by a scorer (:meth:`pllscore.Scorer.encode`): check them, then score them
+    (``scorer.score(encodings)``) without encoding them again.
+
+    Attributes:
+        texts: the texts, checked.
+        encoded: one :class:`Encoded` per text.
+        long, context, sep, words, word_sep, mask_by, convention: the options they were encoded
+            with, the scorer's defaults filled in (``context``: one string per text, or None: no
+            context; ``words``: a mode, or one list of words per text).
+        made_by: what encoded them (the scorer's class, model, length limit and special tokens);
+            a scorer scores only encodings made as it makes them.
+    """
+
+    texts: Sequence[str]
+    encoded: Sequence[Encoded]
+    long: str = "error"
+    context: Sequence[str] | None = None
+    sep: str = " "
+    words: str | Sequence[Sequence[str]] = "tokenizer"
+    word_sep: str = " "
+    mask_by: str = "tokenizer"
+    convention: str = "paper"
+    made_by: str = field(default="", repr=False, compare=False)
+
+    def __len__(self) -> int:
+        return len(self.texts)
+
+    def __repr__(self) -> str:  # a file's encodings are long: their size and options, not their tokens
+        context = None if self.context is None else "per text"
+        words = self.words if isinstance(self.words, str) else "per text"
+        return (
+            f"Encodings({len(self)} texts, {self.n_tokens} tokens, long={self.long!r}, context={context!r}, "
+            f"sep={self.sep!r}, words={words!r}, word_sep={self.word_sep!r}, mask_by={self.mask_by!r}, "
+            f"convention={self.convention!r})"
+        )
+
+    @property
+    def n_tokens(self) -> int:
+        """The number of tokens of all texts, special tokens and contexts included."""
+        return sum(len(e.ids) for e in self.encoded)
+
+    def __getitem__(self, rows: slice) -> Encodings:
+        """The encodings of texts ``rows`` (a slice), with their contexts and words."""
+        if not isinstance(rows, slice):
+            raise TypeError(f"Encodings are sliced (encodings[lo:hi]), not indexed by {type(rows).__name__}")
+        words = self.words if isinstance(self.words, str) else self.words[rows]
+        context = None if self.context is None else self.context[rows]
+        return replace(self, texts=self.texts[rows], encoded=self.encoded[rows], context=context, words=words)
+
+    def alike(self) -> tuple[Any, ...]:
+        """The options two encodings must share to be scored as one (the per-text ones left out)."""
+        mode = self.words if isinstance(self.words, str) else None
+        return (self.long, self.sep, mode, self.word_sep, self.mask_by, self.convention, self.made_by)
+
+    @classmethod
+    def concat(cls, parts: Sequence[Encodings]) -> Encodings:
+        """One :class:`Encodings` of the texts of ``parts``, in order; all made alike with the same options."""
+        if not parts:
+            raise InputError("no encodings to join")
+        first = parts[0]
+        if any(p.alike() != first.alike() for p in parts[1:]):
+            raise InputError("these encodings were made with different options or scorers; encode them together")
+        contexts = None
+        if any(p.context is not None for p in parts):
+            contexts = [c for p in parts for c in (p.context if p.context is not None else [""] * len(p))]
+        words = first.words if isinstance(first.words, str) else [w for p in parts for w in p.words]
+        texts = [t for p in parts for t in p.texts]
+        encoded = [e for p in parts for e in p.encoded]
+        return replace(first, texts=texts, encoded=encoded, context=contexts, words=words)
 
 
 def check_long(long: str) -> str:
@@ -191,32 +266,14 @@ def encode(
     starts = [len(c) + len(sep) if c or lead_sep else 0 for c in ctx]
     joint = [c + sep + t if c or lead_sep else t for c, t in zip(ctx, texts)]
     stripped = [c.rstrip() for c in ctx]
-    specials = special_ids(tokenizer)
-    enc = encode_text(tokenizer, joint, add_special_tokens)
-    if any(literal_specials(enc["input_ids"][i], enc.word_ids(i), specials) for i in range(len(texts))):
-        alt = text_only_tokenizer(tokenizer)
-        tokenizer_used = tokenizer if alt is None else alt
-        enc = enc if alt is None else encode_text(alt, joint, add_special_tokens)
-    else:
-        tokenizer_used = tokenizer
-    check_token_types(enc.get("token_type_ids"), name)
-    with_context = [i for i, c in enumerate(stripped) if c]
-    n_context = dict.fromkeys(range(len(texts)), 0)
-    if with_context:
-        ctx_enc = encode_text(tokenizer_used, [stripped[i] for i in with_context], False)
-        n_context.update((i, len(ctx_enc["input_ids"][k])) for k, i in enumerate(with_context))
+    enc, used, specials = _tokenize(tokenizer, joint, add_special_tokens, name)
+    n_context = _context_sizes(used, stripped)
     out = []
     for i, text in enumerate(texts):
         ids = list(enc["input_ids"][i])
         literal = literal_specials(ids, enc.word_ids(i), specials)
         if literal:
-            a, b = enc["offset_mapping"][i][literal[0]]
-            where = f"text {i}" if a >= starts[i] else f"the context of text {i}"
-            raise InputError(
-                f"{where} contains {joint[i][a:b]!r}, which the tokenizer of {name!r} reads only as its special "
-                f"token {tokenizer.convert_ids_to_tokens(ids[literal[0]])!r}; pllscore scores text as given, "
-                "so reword or remove it"
-            )
+            raise _literal_error(tokenizer, enc, i, literal[0], joint[i], starts[i], name)
         pieces = list(enc.tokens(i))
         offsets: list[Span] = [(int(a), int(b)) for a, b in enc["offset_mapping"][i]]
         word_ids: list[int | None] = list(enc.word_ids(i))
@@ -229,7 +286,7 @@ def encode(
         lead = content[0] if content else 0
         trail = len(ids) - 1 - content[-1] if content else 0
         if ctx[i]:
-            context_positions = set(content[: _split(content, offsets, n_context[i], len(stripped[i]))])
+            context_positions = set(content[: context_size(content, offsets, n_context[i], len(stripped[i]))])
             word_ids = [None if j in context_positions else w for j, w in enumerate(word_ids)]
         shift = starts[i]
         al = align(word_ids, [(a - shift, b - shift) for a, b in offsets], text, pieces)
@@ -237,19 +294,64 @@ def encode(
             after = " after its context" if ctx[i] else ""
             raise InputError(f"text {i} ({text!r:.40}) has no tokens{after} after tokenization; remove it")
         user = word_spans(text, words if isinstance(words, str) else words[i], word_sep, index=i)
-        user_words = None
-        if user is not None:
-            regrouped = regroup(al, user, assign(al, user))
-            if mask_by == "words":
-                of = dict(zip(regrouped.positions, regrouped.word_of))
-                al, word_ids = regrouped, [of.get(j) for j in range(len(word_ids))]
-            else:
-                user_words = regrouped
+        al, word_ids, user_words = _by_user_words(al, word_ids, user, mask_by)
         out.append(Encoded(ids, pieces, offsets, al, word_ids, lead, trail, user_words))
     return out
 
 
-def _split(content: list[int], offsets: list[Span], n_context: int, end: int) -> int:
+def _tokenize(tokenizer: Any, joint: list[str], add_special_tokens: bool, name: str) -> tuple[Any, Any, set[int]]:
+    """The tokenizer's encoding of the strings ``joint``, the tokenizer that made it, and the special ids.
+
+    Where some string yields a special token from its text, a copy of the tokenizer that cannot
+    read special tokens from text (if the vocabulary allows one) encodes the batch again.
+    """
+    specials = special_ids(tokenizer)
+    enc = encode_text(tokenizer, joint, add_special_tokens)
+    if any(literal_specials(enc["input_ids"][i], enc.word_ids(i), specials) for i in range(len(joint))):
+        alt = text_only_tokenizer(tokenizer)
+        if alt is not None:
+            tokenizer, enc = alt, encode_text(alt, joint, add_special_tokens)
+    check_token_types(enc.get("token_type_ids"), name)
+    return enc, tokenizer, specials
+
+
+def _context_sizes(tokenizer: Any, stripped: list[str]) -> list[int]:
+    """Per text, the number of tokens of its stripped context encoded alone (0: no context)."""
+    with_context = [i for i, c in enumerate(stripped) if c]
+    n_context = [0] * len(stripped)
+    if with_context:
+        ctx_enc = encode_text(tokenizer, [stripped[i] for i in with_context], False)
+        for k, i in enumerate(with_context):
+            n_context[i] = len(ctx_enc["input_ids"][k])
+    return n_context
+
+
+def _literal_error(tokenizer: Any, enc: Any, i: int, pos: int, joint: str, start: int, name: str) -> InputError:
+    """The error for text ``i`` whose position ``pos`` is a special token read from its (joint) string."""
+    a, b = enc["offset_mapping"][i][pos]
+    token = enc["input_ids"][i][pos]
+    where = f"text {i}" if a >= start else f"the context of text {i}"
+    return InputError(
+        f"{where} contains {joint[a:b]!r}, which the tokenizer of {name!r} reads only as its special "
+        f"token {tokenizer.convert_ids_to_tokens(token)!r}; pllscore scores text as given, "
+        "so reword or remove it"
+    )
+
+
+def _by_user_words(
+    al: Alignment, word_ids: list[int | None], user: Any, mask_by: str
+) -> tuple[Alignment, list[int | None], Alignment | None]:
+    """(alignment, word ids, user words) of an :class:`Encoded` given the user's word spans (None: none)."""
+    if user is None:
+        return al, word_ids, None
+    regrouped = regroup(al, user, assign(al, user))
+    if mask_by != "words":
+        return al, word_ids, regrouped
+    of = dict(zip(regrouped.positions, regrouped.word_of))
+    return regrouped, [of.get(j) for j in range(len(word_ids))], None
+
+
+def context_size(content: list[int], offsets: list[Span], n_context: int, end: int) -> int:
     """How many of the content positions belong to the context (lm-eval's rule; see the module's docstring).
 
     ``n_context`` is the number of tokens of the stripped context encoded alone, ``end`` its

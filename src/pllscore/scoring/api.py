@@ -1,0 +1,112 @@
+"""The entry points: :func:`load` a model as the scorer of its kind, :func:`as_scorer`, and :func:`score`."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import torch
+
+from pllscore.engine.loading import Kind, load_pretrained
+from pllscore.errors import ModelError
+from pllscore.metrics import DEFAULT_METRIC
+from pllscore.results.scores import Results
+from pllscore.scoring.base import Scorer, Words
+from pllscore.scoring.causal import CausalScorer
+from pllscore.scoring.masked import MaskedScorer
+
+__all__ = ["SCORERS", "as_scorer", "load", "score"]
+
+#: the scorer of each model kind, and the options of :func:`load` that only it takes
+SCORERS: dict[str, tuple[type[Scorer], tuple[str, ...]]] = {
+    "masked": (MaskedScorer, ("metric",)),
+    "causal": (CausalScorer, ("bos", "stride", "share_prefixes")),
+}
+
+
+def load(
+    name_or_path: str | os.PathLike[str],
+    device: str | torch.device = "auto",
+    dtype: str | torch.dtype | None = None,
+    revision: str | None = None,
+    kind: Kind | None = None,
+    trust_remote_code: bool = False,
+    *,
+    max_tokens: int | None = None,
+    metric: str | Sequence[str] = DEFAULT_METRIC,
+    bos: bool = True,
+    long: str = "error",
+    stride: int | None = None,
+    words: str = "tokenizer",
+    mask_by: str = "tokenizer",
+    share_prefixes: bool = True,
+    compile: bool = False,
+) -> MaskedScorer | CausalScorer:
+    """Load a model by Hub name or local folder and return the scorer for its kind.
+
+    Args:
+        name_or_path: e.g. ``"bert-base-cased"``, ``"gpt2"`` or a folder with config and weights.
+        device: ``"auto"`` (cuda, then mps, then cpu), or any torch device string.
+        dtype: ``None``/``"float32"`` (exact), or ``"bfloat16"``/``"float16"``: autocast over float32
+            weights (matrix products in that type; normalisation and log-softmax in float32). Faster,
+            approximate: see BENCHMARKS.md for the error.
+        revision: a Hub branch, tag or commit.
+        kind: ``"masked"`` or ``"causal"``; by default read from the model's config.
+        trust_remote_code: allow model code from the Hub.
+        max_tokens: padded tokens per batch; a default suits the device.
+        metric: default metric of a masked scorer.
+        bos: whether a causal scorer conditions the first token on BOS.
+        long: ``"error"`` refuses texts longer than the model allows; ``"window"`` scores them in windows.
+        stride: a causal scorer's window step in ``"window"`` mode (default: half the model's length).
+        words: the scorer's default words, ``"tokenizer"`` or ``"whitespace"`` (see :meth:`Scorer.score`).
+        mask_by: a masked scorer's default for what word-l2r and whole-word mask: ``"tokenizer"`` or ``"words"``.
+        share_prefixes: a causal scorer computes each distinct prefix of a batch's texts once (prefix
+            trees), where the model family supports it exactly; ``False`` runs every text in full.
+        compile: ``torch.compile`` the model's layers (opt-in: tens of seconds to compile, pays on
+            long runs; see BENCHMARKS.md).
+    """
+    loaded = load_pretrained(
+        name_or_path, device=device, dtype=dtype, revision=revision, kind=kind, trust_remote_code=trust_remote_code
+    )
+    cls, own = SCORERS[loaded.kind]
+    kind_options = {"metric": metric, "bos": bos, "stride": stride, "share_prefixes": share_prefixes}
+    common = {"name": loaded.name, "revision": loaded.revision, "max_tokens": max_tokens, "long": long, "dtype": dtype}
+    common.update(words=words, mask_by=mask_by, compile=compile, **{k: kind_options[k] for k in own})
+    return cls(loaded.model, loaded.tokenizer, **common)  # type: ignore[return-value]
+
+
+def as_scorer(
+    model: Any, *, kind: Kind | None = None, role: str = "this", **load_kwargs: Any
+) -> MaskedScorer | CausalScorer:
+    """A scorer from a Hub name or a folder (loaded with ``load_kwargs``), or a scorer given as is.
+
+    With ``kind``, a scorer of the other kind is refused: "<name> is a causal LM; <role> needs a
+    masked LM".
+    """
+    scorer = load(model, **load_kwargs) if isinstance(model, (str, os.PathLike)) else model
+    if kind is not None and scorer.kind != kind:
+        raise ModelError(f"{scorer.name!r} is a {scorer.kind} LM; {role} needs a {kind} LM")
+    return scorer  # type: ignore[no-any-return]
+
+
+def score(
+    texts: str | Iterable[str],
+    model: str | os.PathLike[str] | Scorer,
+    *,
+    metric: str | Sequence[str] | None = None,
+    context: str | Sequence[str] | None = None,
+    sep: str = " ",
+    words: Words | None = None,
+    word_sep: str = " ",
+    mask_by: str | None = None,
+    outputs: Sequence[str] = (),
+    word_prob: str | None = None,
+    convention: str = "paper",
+    **load_kwargs: Any,
+) -> Results:
+    """One call: load ``model`` (unless it is already a scorer) and score ``texts``; the options are those of
+    :meth:`Scorer.score` (:class:`MaskedScorer` and :class:`CausalScorer`)."""
+    options = {"metric": metric, "context": context, "sep": sep, "words": words, "word_sep": word_sep}
+    options.update(mask_by=mask_by, outputs=outputs, word_prob=word_prob, convention=convention)
+    return as_scorer(model, **load_kwargs).score(texts, **options)
