@@ -32,6 +32,14 @@ FENCE = re.compile(
     flags=re.S | re.M,
 )
 
+# `.venv/bin/pllscore` and `.venv/bin/python` as a reader in a checkout types them
+VENV_COMMAND = re.compile(r"(?<![\w/.])\.venv/bin/(pllscore|python)\b")
+
+
+def _command(name: str) -> str:
+    return f"{sys.executable} -m pllscore.cli" if name == "pllscore" else sys.executable
+
+
 # what a page's examples must print (beside running without an error)
 PRINTS = {
     "index.md": ["('original', 'word-l2r', 'whole-word', 'sentence-l2r')"],
@@ -115,8 +123,7 @@ def test_bash_examples_run(page):
     for block in blocks(page, "bash"):
         if block.skip_reason():
             continue
-        script = block.code.replace(".venv/bin/pllscore", f"{sys.executable} -m pllscore.cli")
-        script = script.replace(".venv/bin/python", sys.executable)
+        script = VENV_COMMAND.sub(lambda m: _command(m.group(1)), block.code)
         done = subprocess.run(
             ["bash", "-e", "-o", "pipefail", "-c", script], cwd=ROOT, capture_output=True, text=True, env=env
         )
@@ -124,6 +131,15 @@ def test_bash_examples_run(page):
         ran += 1
     if not ran:
         pytest.skip(f"every bash block of {page} is marked skip")
+
+
+def test_api_reference_covers_the_public_names():
+    """Every name of `pllscore.__all__` has its entry on the API page."""
+    import pllscore
+
+    page = (DOCS / "reference" / "api.md").read_text()
+    missing = [n for n in pllscore.__all__ if n != "__version__" and f"::: pllscore.{n}\n" not in page]
+    assert not missing, f"docs/reference/api.md has no entry for {missing}"
 
 
 def test_site_builds_strictly(tmp_path):
