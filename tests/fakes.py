@@ -17,7 +17,12 @@ class FakeScorer:
         self.offset = offset or {}
         self.asked: list[str] = []
 
-    def score(self, texts, *, metric=None, progress=None, spans=None):
+    def check(self, texts, **options):
+        """Every text can be scored (the table job checks texts before scoring them)."""
+        return len(list(texts))
+
+    def score(self, texts, *, metric=None, progress=None, spans=None, **options):
+        """``options``: the encoding options a real scorer takes (long, convention, words, ...), unused."""
         texts = [texts] if isinstance(texts, str) else list(texts)
         self.asked.extend(texts)
         metrics = ("causal",) if self.kind == "causal" else (self.metric if metric is None else resolve_metrics(metric))

@@ -133,7 +133,8 @@ def test_blimp_records_the_convention_and_refuses_another(tmp_path, shared_gpt2)
     good = shared_gpt2.score([r["sentence_good"] for r in rows], convention="lm-eval").totals
     np.testing.assert_allclose(res.pairs["good_score"], good, atol=1e-4)  # batches differ in shape
     meta = json.loads((out / "meta.json").read_text())
-    assert meta["settings"]["text_convention"] == "lm-eval" and meta["runs"][0]["text_convention"] == "lm-eval"
+    assert meta["settings"]["text_convention"] == "lm-eval"
+    assert meta["runs"][0]["settings"]["text"]["convention"] == "lm-eval"
     with pytest.raises(InputError, match="text_convention=lm-eval; this run has text_convention=paper"):
         run_blimp([shared_gpt2], data=data, output=out)
 

@@ -24,7 +24,10 @@ class WordScorer:
 
     kind, name, revision, metric = "masked", "words", None, ("word-l2r",)
 
-    def score(self, texts, *, metric=None, progress=None, spans=None):
+    def check(self, texts, **options):
+        return len(list(texts))
+
+    def score(self, texts, *, metric=None, progress=None, spans=None, **options):
         items = []
         for i, t in enumerate(texts):
             words = t.split()

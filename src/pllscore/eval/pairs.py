@@ -8,6 +8,8 @@ Out: one row per (pair, model, metric) with both scores and ``correct``; accurac
 With normalised scores (``norms``, :data:`pllscore.results.norms.NORMS`), each norm other than
 ``sum`` adds ``good_<norm>``, ``bad_<norm>`` and ``correct_<norm>`` (good's normalised score
 higher, strictly), and the accuracy tables an ``accuracy_<norm>`` column.
+Each model scores its distinct sentences through the table job of ``pllscore score``
+(:class:`pllscore.jobs.table.TableJob`): the same metrics, unigram model, norms and convention.
 Nothing here knows about BLiMP.
 """
 
@@ -20,7 +22,7 @@ import numpy as np
 
 from pllscore.errors import NonFiniteError
 
-__all__ = ["accuracy", "norm_columns", "score_pairs"]
+__all__ = ["accuracy", "norm_columns", "pair_norms", "pairs_tables", "score_pairs"]
 
 
 def score_pairs(
@@ -34,6 +36,7 @@ def score_pairs(
     norms: str | Sequence[str] | None = None,
     unigram: Any = None,
     convention: str = "paper",
+    prepared: Any = None,
 ) -> Any:
     """Score a table of minimal pairs with one model.
 
@@ -42,11 +45,13 @@ def score_pairs(
         pairs: a DataFrame with a good and a bad sentence per row (other columns are kept).
         good, bad: the names of those two columns.
         metrics: masked-LM metric(s) or ``"all"`` (default: the scorer's); ignored for causal LMs.
-        progress: progress bar (None: only on a terminal).
+        progress: kept for calls written before scoring went through the table job, which shows none.
         norms: normalisations (``sum`` is always there); ``slor`` and ``norm-lp`` need ``unigram``
             (a :mod:`pllscore.results.unigram` model for this scorer's tokens).
         convention: ``"paper"`` (default: each sentence as given) or ``"lm-eval"`` (as
             lm-evaluation-harness scores it: the continuation ``" " + sentence`` of an empty context).
+        prepared: the :class:`~pllscore.jobs.table.Prepared` options of ``scorer`` instead of ``metrics``,
+            ``norms``, ``unigram`` and ``convention`` (what :func:`pllscore.eval.runs.run_blimp` passes).
 
     Returns:
         A DataFrame: the pair columns, then ``model``, ``metric``, ``good_score``, ``bad_score``
@@ -56,21 +61,17 @@ def score_pairs(
     """
     import pandas as pd
 
-    from pllscore.results.norms import check_norms, norm_values
+    from pllscore.results.norms import norm_values
 
-    extra = [n for n in check_norms(norms, unigram) if n != "sum"]
+    if prepared is None:
+        from pllscore.eval.settings import EvalSettings
+
+        given = EvalSettings.merge(metrics=metrics, norms=norms, unigram=unigram, convention=convention)
+        prepared = given.prepare(scorer)
+    extra = pair_norms(prepared)
     sentences = list(dict.fromkeys([*pairs[good].tolist(), *pairs[bad].tolist()]))
+    results = _score(prepared, sentences)
     where = {s: i for i, s in enumerate(sentences)}
-    try:
-        # the default is left unsaid, so that a scorer-like object without the option still works
-        given = {} if convention == "paper" else {"convention": convention}
-        if scorer.kind == "causal":
-            results = scorer.score(sentences, progress=progress, **given)
-        else:
-            results = scorer.score(sentences, metric=metrics, progress=progress, **given)
-    except NonFiniteError as e:  # its index is into the distinct sentences: name the sentence instead
-        where = f"{scorer.name}: sentence {sentences[e.index]!r:.80}"
-        raise NonFiniteError(e.index, e.value, e.dtype, where=where) from None
     gi = np.array([where[s] for s in pairs[good]], dtype=np.int64)
     bi = np.array([where[s] for s in pairs[bad]], dtype=np.int64)
     frames = []
@@ -84,7 +85,7 @@ def score_pairs(
         unscored = np.isnan(block["good_score"].to_numpy()) | np.isnan(block["bad_score"].to_numpy())
         block["correct"] = (block["good_score"] > block["bad_score"]) & ~unscored
         if extra:
-            values = [norm_values(r, extra, unigram) for r in results.for_metric(metric)]
+            values = [norm_values(r, extra, prepared.unigram) for r in results.for_metric(metric)]
             for n in extra:
                 per_sentence = np.array([v[n] for v in values], dtype=np.float64)
                 g, b = per_sentence[gi], per_sentence[bi]
@@ -92,6 +93,25 @@ def score_pairs(
                 block[f"correct_{n}"] = (g > b) & ~(np.isnan(g) | np.isnan(b))
         frames.append(block)
     return pd.concat(frames, ignore_index=True)
+
+
+def pair_norms(prepared: Any) -> tuple[str, ...]:
+    """The norms other than ``sum`` that pairs are also counted by (``mean`` too: a table always writes it,
+    a pair table only when asked), as :meth:`~pllscore.jobs.table.ScoreOptions.prepare` checked them."""
+    from pllscore.results.norms import check_norms
+
+    return tuple(n for n in check_norms(prepared.options.norm, prepared.unigram) if n != "sum")
+
+
+def _score(prepared: Any, sentences: list[str]) -> Any:
+    """The results of the distinct sentences through the table job: every sentence checked, then scored."""
+    from pllscore.io.readers import read_input
+
+    try:
+        return prepared.table(read_input(sentences)).score(0, len(sentences))
+    except NonFiniteError as e:  # its index is into the distinct sentences: name the sentence instead
+        where = f"{prepared.scorer.name}: sentence {sentences[e.index]!r:.80}"
+        raise NonFiniteError(e.index, e.value, e.dtype, where=where) from None
 
 
 def accuracy(scored: Any, by: Sequence[str]) -> Any:
@@ -117,3 +137,19 @@ def norm_columns(frame: Any) -> list[str]:
 
     cols = set(frame.columns)
     return [n for n in NORMS if f"correct_{n}" in cols or f"accuracy_{n}" in cols]
+
+
+def pairs_tables(scored: Any, group: str | None) -> tuple[Any, Any]:
+    """The accuracy per model, metric and ``group`` (overall without it) and the summary table: rows model x
+    metric, columns ``Overall``, ``Overall_<norm>`` and each group, accuracy x 100 with one decimal."""
+    overall = accuracy(scored, [])
+    summary = overall.rename(columns={"accuracy": "Overall"}).drop(columns=["n", "n_unscored"])
+    summary = summary.drop(columns=[c for c in ("model_id",) if c in summary.columns])
+    summary = summary.rename(columns={f"accuracy_{n}": f"Overall_{n}" for n in norm_columns(overall)})
+    for col in ["Overall", *(f"Overall_{n}" for n in norm_columns(overall))]:
+        summary[col] *= 100
+    if group is None:
+        return overall, summary.round(1)
+    groups = accuracy(scored, [group])
+    wide = groups.pivot_table(index=["model", "metric"], columns=group, values="accuracy", sort=False) * 100
+    return groups, summary.merge(wide.reset_index(), on=["model", "metric"]).round(1)
