@@ -35,7 +35,12 @@ def _cli(argv: list[str], chunk: int) -> None:
 
     import pllscore.jobs.local
 
-    pllscore.jobs.local.score_file.__kwdefaults__["chunk_size"] = chunk
+    real = pllscore.jobs.local.score_file
+
+    def small_chunks(*args, run, **kwargs):
+        return real(*args, run=run.replace(chunk_size=chunk), **kwargs)
+
+    pllscore.jobs.local.score_file = small_chunks  # the command looks it up when it runs
     sys.argv = ["pllscore", *argv]
     from pllscore.cli import main
 

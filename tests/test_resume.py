@@ -238,6 +238,7 @@ def test_resume_refuses_another_revision_or_version(shared_bert, table_corpus, t
     import copy
 
     import pllscore
+    import pllscore._version
 
     pinned = copy.copy(shared_bert)
     pinned.revision = "0123456789abcdef0123456789abcdef01234567"
@@ -249,7 +250,7 @@ def test_resume_refuses_another_revision_or_version(shared_bert, table_corpus, t
     version = pllscore.__version__
     message = _stopped_then_resumed(
         tmp_path / "b", table_corpus, {"model": shared_bert}, {"model": shared_bert},
-        mutate=lambda: monkeypatch.setattr(pllscore, "__version__", "99.0"),
+        mutate=lambda: monkeypatch.setattr(pllscore._version, "__version__", "99.0"),
     )  # fmt: skip
     assert _says(message, "pllscore") == (repr(version), "'99.0'")
 

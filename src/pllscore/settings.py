@@ -1,22 +1,13 @@
 """Every option of pllscore, declared once: its type, default, help text, command-line flag and check.
 
-Settings are frozen dataclasses grouped by what they change:
-
-- :class:`ModelSettings`: which model and how it runs (device, dtype, batch size, windows, prefix sharing).
-  Speed settings never change a number; ``long``/``stride`` say how over-long texts are scored.
-- :class:`TextSettings`: how each text is read and scored (metrics, context, words, per-token outputs,
-  convention). Every field changes numbers, so a resumed run must match it.
-- :class:`TableSettings`: what a table of texts becomes (text column, level, units, norms, format).
-- :class:`RunSettings`: how a file run goes (resume, force, progress, chunk size); never recorded for resume.
-- :class:`RaySettings`: the Ray engine's cluster and block settings.
-
-A field's metadata (:func:`setting`) carries the help text and the flag; :mod:`pllscore.cli.options`
-turns fields into command-line options, so a flag is declared here and nowhere else. Each class
-checks its values once, in ``__post_init__``, with the one-line :class:`~pllscore.errors.InputError`
-the rest of pllscore raises. :meth:`Settings.record` is what provenance and resume store.
-
-This module imports nothing of pllscore but :mod:`pllscore.errors` and :mod:`pllscore.metrics`:
-everything else may import it.
+Frozen dataclasses grouped by what they change: :class:`ModelSettings` (which model and how it runs),
+:class:`TextSettings` (how each text is scored), :class:`TableSettings` (what a table becomes: column,
+level, units, norms, format), :class:`RunSettings` (resume, force, progress, chunk size) and
+:class:`RaySettings` (the Ray engine). A field's :func:`setting` carries its help and flag, which
+:mod:`pllscore.cli.options` turns into a command-line option; each class checks its values in
+``__post_init__`` (one-line :class:`~pllscore.errors.InputError`); :meth:`Settings.record` is what provenance
+writes and resume compares; :func:`gather` puts keyword options into the groups. This module imports only
+:mod:`pllscore.errors` and :mod:`pllscore.metrics`, so everything else may import it.
 """
 
 from __future__ import annotations
@@ -31,23 +22,10 @@ from pllscore.errors import InputError
 from pllscore.metrics import DEFAULT_METRIC, METRICS
 
 __all__ = [
-    "CONVENTIONS",
-    "LEVELS",
-    "LONG_MODES",
-    "MASK_BY",
-    "OUTPUTS",
-    "WORD_MODES",
-    "WORD_PROBS",
-    "ModelSettings",
-    "RaySettings",
-    "RunSettings",
-    "Settings",
-    "TableSettings",
-    "TextSettings",
-    "check_base",
-    "check_choice",
+    "CONVENTIONS", "LEVELS", "LONG_MODES", "MASK_BY", "OUTPUTS", "WORD_MODES", "WORD_PROBS", "ModelSettings",
+    "RaySettings", "RunSettings", "Settings", "TableSettings", "TextSettings", "check_base", "check_choice", "gather",
     "setting",
-]
+]  # fmt: skip
 
 LEVELS = ("sentence", "word", "token")
 LONG_MODES = ("error", "window")
@@ -56,36 +34,32 @@ WORD_MODES = ("tokenizer", "whitespace")
 MASK_BY = ("tokenizer", "words")
 OUTPUTS = ("entropy", "rank")
 WORD_PROBS = ("sum", "bow")
-DEVICE_HELP = "auto, cpu, cuda, cuda:1 or mps."
 
-_CHOICE_ERRORS = {
-    "level": "unknown level {value!r}; choose sentence, word or token",
-    "long": "unknown long-input mode {value!r}; use 'error' (default) or 'window'",
-    "convention": (
-        "unknown convention {value!r}; use 'paper' (default: the text as given) or 'lm-eval' "
-        "(lm-evaluation-harness: the text after a space, as the continuation of an empty context)"
-    ),
-    "mask_by": "unknown mask_by {value!r}; use 'tokenizer' (default, the tokenizer's words) or 'words'",
-    "words": "unknown words {value!r}; use 'tokenizer' (default), 'whitespace', or one list of words per text",
-    "word_prob": "unknown word_prob {value!r}; use 'sum' (default) or 'bow'",
-    "output": "unknown output {value!r}; choose from entropy, rank",
-}
+# per choice: the values, and the error for another value
 _CHOICES = {
-    "level": LEVELS,
-    "long": LONG_MODES,
-    "convention": CONVENTIONS,
-    "mask_by": MASK_BY,
-    "words": WORD_MODES,
-    "word_prob": WORD_PROBS,
-    "output": OUTPUTS,
-}
+    "level": (LEVELS, "unknown level {value!r}; choose sentence, word or token"),
+    "long": (LONG_MODES, "unknown long-input mode {value!r}; use 'error' (default) or 'window'"),
+    "convention": (CONVENTIONS, "unknown convention {value!r}; use 'paper' (default: the text as given) or 'lm-eval' "
+                   "(lm-evaluation-harness: the text after a space, as the continuation of an empty context)"),
+    "mask_by": (MASK_BY, "unknown mask_by {value!r}; use 'tokenizer' (default, the tokenizer's words) or 'words'"),
+    "words": (WORD_MODES, "unknown words {value!r}; use 'tokenizer' (default), 'whitespace', or one list of "
+              "words per text"),
+    "word_prob": (WORD_PROBS, "unknown word_prob {value!r}; use 'sum' (default) or 'bow'"),
+    "output": (OUTPUTS, "unknown output {value!r}; choose from entropy, rank"),
+}  # fmt: skip
 
 
 def check_choice(what: str, value: Any) -> Any:
     """``value`` if it is one of the known choices for ``what`` (level, long, convention, ...), else the error."""
-    if value not in _CHOICES[what]:
-        raise InputError(_CHOICE_ERRORS[what].format(value=value))
+    values, error = _CHOICES[what]
+    if value not in values:
+        raise InputError(error.format(value=value))
     return value
+
+
+def _choice(what: str, *, optional: bool = False) -> Callable[[Any], Any]:
+    """The check of a choice field; ``optional``: None and non-strings (a word list given in Python) pass."""
+    return lambda v: v if optional and not isinstance(v, str) else check_choice(what, v)
 
 
 def check_base(base: float | str) -> float | str:
@@ -167,8 +141,12 @@ class Settings:
     def from_options(cls: type[S], options: dict[str, Any], *, pop: bool = False) -> S:
         """The settings of the keys of ``options`` that are fields (the rest stay); ``pop`` removes them."""
         take = options.pop if pop else options.get
-        given = {n: take(n) for n in cls.names() if n in options}
-        return cls(**given)
+        return cls(**{n: take(n) for n in cls.names() if n in options})
+
+    @classmethod
+    def recorded(cls) -> tuple[str, ...]:
+        """The names of the fields that provenance records and resume compares."""
+        return tuple(f.name for f in dataclasses.fields(cls) if f.metadata.get("record", True))
 
     def replace(self: S, **changes: Any) -> S:
         """A copy with ``changes`` (checked again)."""
@@ -188,6 +166,23 @@ class Settings:
         return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
 
 
+def gather(options: dict[str, Any], *groups: Settings, what: str) -> tuple[Any, ...]:
+    """``groups`` with the keyword ``options`` that are their fields put in (checked again); an option that is
+    no group's field is refused, naming it (``what``: the function that was called)."""
+    rest, out = dict(options), []
+    for group in groups:
+        mine = {n: rest.pop(n) for n in group.names() if n in rest}
+        out.append(group.replace(**mine) if mine else group)
+    if rest:
+        import difflib
+
+        name = next(iter(rest))
+        close = difflib.get_close_matches(name, [n for g in groups for n in g.names()], n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        raise InputError(f"{what}() got an unknown option {name!r}{hint}")
+    return tuple(out)
+
+
 def _plain(value: Any) -> Any:
     if isinstance(value, os.PathLike):
         return os.fspath(value)
@@ -199,18 +194,16 @@ def _plain(value: Any) -> Any:
 
 @dataclass(frozen=True)
 class ModelSettings(Settings):
-    """Which model, and how it runs. Only ``model``, ``revision``, ``kind``, ``bos``, ``long`` and ``stride``
-    can change a number; the rest are speed settings."""
+    """Which model, and how it runs. ``model`` is a Hub name, a folder, a .gguf file or a loaded scorer. Only the
+    recorded fields (model, dtype, revision, kind, bos, long, stride) can change a number; the rest are speed."""
 
     group: ClassVar[str] = "model"
 
     model: Any = setting(
         None, "Hub name, local folder or .gguf file of a masked or causal LM.", flags=("--model", "-m")
     )
-    device: str = setting("auto", DEVICE_HELP, flags=("--device",), record=False)
-    dtype: str | None = setting(
-        None, "float32 (default, exact), bfloat16 or float16.", flags=("--dtype",), record=False
-    )
+    device: str = setting("auto", "auto, cpu, cuda, cuda:1 or mps.", flags=("--device",), record=False)
+    dtype: str | None = setting(None, "float32 (default, exact), bfloat16 or float16.", flags=("--dtype",))
     revision: str | None = setting(None, "A Hub branch, tag or commit.")
     kind: str | None = setting(None, "masked or causal (default: read from the model's config).")
     bos: bool = setting(True, "A causal LM conditions the first token on BOS.")
@@ -220,7 +213,7 @@ class ModelSettings(Settings):
     )
     compile: bool = setting(
         False,
-        "torch.compile the model's layers (tens of seconds to compile; pays on long runs).",
+        "torch.compile the model's layers (tens of seconds; pays on long runs).",
         flags=("--compile",),
         record=False,
     )
@@ -231,10 +224,7 @@ class ModelSettings(Settings):
         record=False,
     )
     long: str = setting(
-        "error",
-        "Texts longer than the model allows: error, or window.",
-        flags=("--long",),
-        check=lambda v: check_choice("long", v),
+        "error", "Texts longer than the model allows: error, or window.", flags=("--long",), check=_choice("long")
     )
     stride: int | None = setting(
         None, "Causal window step for --long window.", flags=("--stride",), check=_positive("stride")
@@ -295,19 +285,17 @@ class TextSettings(Settings):
         "tokenizer",
         "Words of word scores and --level word: tokenizer (default) or whitespace.",
         flags=("--words",),
-        check=lambda v: check_choice("words", v) if isinstance(v, str) else v,
+        check=_choice("words", optional=True),
     )
     words_column: str | None = setting(
-        None,
-        "Column of pre-segmented words, a JSON list per row, joined by --word-sep.",
-        flags=("--words-column",),
+        None, "Column of pre-segmented words, a JSON list per row, joined by --word-sep.", flags=("--words-column",)
     )
     word_sep: str = setting(" ", "What joins the words of --words-column (default a space).", flags=("--word-sep",))
     mask_by: str = setting(
         "tokenizer",
         "word-l2r/whole-word mask: tokenizer words (default) or the user's words.",
         flags=("--mask-by",),
-        check=lambda v: check_choice("mask_by", v),
+        check=_choice("mask_by"),
     )
     outputs: tuple[str, ...] = setting(
         (),
@@ -323,13 +311,13 @@ class TextSettings(Settings):
         None,
         "Word scores: sum of tokens, or bow (corrected for Ġ/▁ tokenizers; causal LMs).",
         flags=("--word-prob",),
-        check=lambda v: v if v is None else check_choice("word_prob", v),
+        check=_choice("word_prob", optional=True),
     )
     convention: str = setting(
         "paper",
         "paper (default: each text as given) or lm-eval (' ' + text, as lm-eval reads it).",
         flags=("--convention",),
-        check=lambda v: check_choice("convention", v),
+        check=_choice("convention"),
     )
 
     def _check_together(self) -> None:
@@ -349,9 +337,7 @@ class TableSettings(Settings):
 
     column: str | None = setting(None, "Text column of a table (default sentence/text).", flags=("--column",))
     id_column: str | None = setting(None, "Column copied to every output row.", flags=("--id-column",))
-    level: str = setting(
-        "sentence", "sentence, word or token.", flags=("--level",), check=lambda v: check_choice("level", v)
-    )
+    level: str = setting("sentence", "sentence, word or token.", flags=("--level",), check=_choice("level"))
     base: float | str = setting("e", "Log base: e (nats) or 2 (bits).", flags=("--base",), check=check_base)
     surprisal: bool = setting(False, "Write surprisal (negated log-probability).", flags=("--surprisal",))
     norm: tuple[str, ...] | None = setting(
@@ -364,8 +350,11 @@ class TableSettings(Settings):
     unigram: Any = setting(
         None, "For slor/norm-lp: a tsv/csv of token counts, or wordfreq[:LANG] (word-level).", flags=("--unigram",)
     )
-    unigram_corpus: Any = setting(
-        None, "For slor/norm-lp: a text file to count with the model's tokenizer.", flags=("--unigram-corpus",)
+    unigram_corpus: Any = setting(  # not recorded: the run records the counts it made as ``unigram``
+        None,
+        "For slor/norm-lp: a text file to count with the model's tokenizer.",
+        flags=("--unigram-corpus",),
+        record=False,
     )
     format: str | None = setting(
         None, "csv, tsv, jsonl or parquet (default: from -o, else tsv).", flags=("--format",), record=False
@@ -376,7 +365,7 @@ class TableSettings(Settings):
 
 @dataclass(frozen=True)
 class RunSettings(Settings):
-    """How a run goes; none of it changes a number, so none of it is compared on resume."""
+    """How a run goes; only ``chunk_size`` (the unit of resume) is recorded."""
 
     group: ClassVar[str] = "run"
 
@@ -403,6 +392,9 @@ class RaySettings(Settings):
         None, "Ray: number of model actors.", flags=("--workers",), check=_positive("workers"), record=False
     )
     gpus_per_worker: float = setting(0, "Ray: GPUs per actor.", flags=("--gpus-per-worker",), record=False)
+    cpus_per_worker: int = setting(
+        1, "Ray: CPUs (torch threads) per actor.", check=_positive("cpus_per_worker"), record=False
+    )
     block_rows: int = setting(
         1024, "Ray: input rows per block and output shard.", flags=("--block-rows",), check=_positive("block_rows")
     )

@@ -37,7 +37,7 @@ def install() -> None:
         scorer.score = score_or_crash
         return scorer
 
-    scorers.load = load_then_crash_once  # what _BlockScorer calls
+    scorers.load = load_then_crash_once  # what BlockScorer calls
 
 
 def _first_crash() -> bool:

@@ -121,11 +121,11 @@ def test_ray_resume_refuses_changed_model_weights(inputs, tmp_path):
 
 
 def test_ray_resume_refuses_another_pllscore_version(inputs, tmp_path, monkeypatch):
-    import pllscore
+    import pllscore._version
 
-    version = pllscore.__version__
+    version = pllscore._version.__version__
 
     def change():
-        monkeypatch.setattr(pllscore, "__version__", "99.0")
+        monkeypatch.setattr(pllscore._version, "__version__", "99.0")
 
     assert _says(_refusal(inputs, tmp_path / "out", BASE, BASE, mutate=change), "pllscore") == (repr(version), "'99.0'")

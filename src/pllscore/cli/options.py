@@ -20,10 +20,16 @@ import typer
 
 from pllscore.settings import Settings
 
-__all__ = ["Progress", "Quiet", "option_for", "with_settings"]
+__all__ = ["CausalModel", "Progress", "Quiet", "option_for", "output_option", "progress_of", "with_settings"]
 
 Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar and no summary.")]
 Progress = Annotated[bool, typer.Option("--progress", help="Show the progress bar even when stderr is not a terminal.")]
+CausalModel = Annotated[str | None, typer.Option("--causal-model", "-c", help="Causal LM to show beside it.")]
+
+
+def output_option(help: str, default: Any = None) -> Any:
+    """The ``-o/--output`` option of a command (what it writes differs, so each says it in ``help``)."""
+    return typer.Option(default, "-o", "--output", help=help)
 
 
 def progress_of(quiet: bool, progress: bool = False) -> bool | None:
@@ -66,10 +72,12 @@ def _switches(cls: type[Settings]) -> dict[str, tuple[str, str, str]]:
     return out
 
 
-def _group_params(cls: type[Settings], skip: set[str], overrides: dict[str, dict[str, Any]]) -> list[inspect.Parameter]:
+def _group_params(
+    cls: type[Settings], skip: Callable[[str], bool], overrides: dict[str, dict[str, Any]]
+) -> list[inspect.Parameter]:
     params = []
     for f in dataclasses.fields(cls):
-        if f.name in skip:
+        if skip(f.name):
             continue
         if f.metadata.get("switches"):
             for param, (_, value, text) in _switches(cls).items():
@@ -80,11 +88,11 @@ def _group_params(cls: type[Settings], skip: set[str], overrides: dict[str, dict
     return params
 
 
-def _build(cls: type[Settings], kwargs: dict[str, Any], skip: set[str]) -> Settings:
+def _build(cls: type[Settings], kwargs: dict[str, Any], skip: Callable[[str], bool]) -> Settings:
     """The settings object from the parsed options (popped from ``kwargs``)."""
     given: dict[str, Any] = {}
     for f in dataclasses.fields(cls):
-        if f.name in skip:
+        if skip(f.name):
             continue
         if f.metadata.get("switches"):
             on = [value for param, (_, value, _) in _switches(cls).items() if kwargs.pop(param, False)]
@@ -95,12 +103,19 @@ def _build(cls: type[Settings], kwargs: dict[str, Any], skip: set[str]) -> Setti
 
 
 def with_settings(
-    *, skip: Sequence[str] = (), overrides: dict[str, dict[str, Any]] | None = None
+    *,
+    skip: Sequence[str] = (),
+    only: Sequence[str] | None = None,
+    overrides: dict[str, dict[str, Any]] | None = None,
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Decorate a command whose parameters typed with a :class:`~pllscore.settings.Settings` class receive
     that group, built from its fields' flags. ``skip``: fields the command declares itself (or leaves at
-    their default); ``overrides``: per field, another ``help``, ``flags`` or ``default``."""
-    skipped, extra = set(skip), dict(overrides or {})
+    their default); ``only``: the fields it offers (the others keep their default); ``overrides``: per
+    field, another ``help``, ``flags`` or ``default``."""
+    extra = dict(overrides or {})
+
+    def skipped(name: str) -> bool:
+        return name in skip or (only is not None and name not in only)
 
     def wrap(func: Callable[..., Any]) -> Callable[..., Any]:
         hints = typing.get_type_hints(func, include_extras=True)

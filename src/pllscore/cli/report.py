@@ -6,12 +6,12 @@ from pathlib import Path
 
 import typer
 
+from pllscore.cli.options import output_option
+
 
 def report_command(
     folders: list[Path] = typer.Argument(..., help="Output folders of pllscore blimp, pairs or diagnose."),
-    output: Path = typer.Option(
-        Path("report.html"), "-o", "--output", help="The HTML file (a .md is written beside it)."
-    ),
+    output: Path = output_option("The HTML file (a .md is written beside it).", Path("report.html")),
 ) -> None:
     """Write a self-contained HTML report with tables, figures, commands and versions."""
     from pllscore.analysis.report import make_report

@@ -7,17 +7,23 @@ from pathlib import Path
 
 import typer
 
+from pllscore.cli.options import Progress, Quiet, output_option, progress_of, with_settings
+from pllscore.errors import InputError
 from pllscore.metrics import DEFAULT_METRIC
+from pllscore.settings import ModelSettings, RunSettings, TableSettings, TextSettings
 
 
+@with_settings(
+    only=("model", "device", "dtype", "max_tokens", "metrics", "format", "resume", "force"),
+    overrides={
+        "model": {"default": ...},
+        "metrics": {"help": f"Masked LM metric: original, {DEFAULT_METRIC} (default), whole-word or sentence-l2r."},
+        "force": {"help": "Overwrite an existing output and its LM scores."},
+    },
+)
 def rescore_command(
     input: str = typer.Argument(..., help="An n-best table (.csv, .tsv, .jsonl or .parquet), one hypothesis a row."),
-    model: str = typer.Option(..., "--model", "-m", help="Hub name or local folder of a masked or causal LM."),
-    metric: str | None = typer.Option(
-        None, "--metric", help=f"Masked LM metric: original, {DEFAULT_METRIC} (default), whole-word or sentence-l2r."
-    ),
-    output: Path | None = typer.Option(None, "-o", "--output", help="Output table; format from its extension."),
-    fmt: str | None = typer.Option(None, "--format", help="csv, tsv, jsonl or parquet (default: from -o, else tsv)."),
+    output: Path | None = output_option("Output table; format from its extension."),
     utt_column: str = typer.Option("utt_id", "--utt-column", help="Utterance id column."),
     text_column: str = typer.Option("hyp", "--text-column", help="Hypothesis text column."),
     score_column: str = typer.Option("score", "--score-column", help="First-pass score column (higher is better)."),
@@ -36,25 +42,26 @@ def rescore_command(
     lm_scores: Path | None = typer.Option(
         None, "--lm-scores", help="Where the LM scores of the distinct hypotheses go (default: OUTPUT.lm.parquet)."
     ),
-    device: str = typer.Option("auto", "--device", help="auto, cpu, cuda, cuda:1 or mps."),
-    dtype: str | None = typer.Option(None, "--dtype", help="float32 (default, exact), bfloat16 or float16."),
-    max_tokens: int | None = typer.Option(None, "--max-tokens", help="Padded tokens per batch."),
-    resume: bool = typer.Option(False, "--resume", help="Continue an interrupted run into the same output."),
-    force: bool = typer.Option(False, "--force", help="Overwrite an existing output and its LM scores."),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar and no summary."),
-    progress: bool = typer.Option(
-        False, "--progress", help="Show the progress bar even when stderr is not a terminal."
-    ),
+    quiet: Quiet = False,
+    progress: Progress = False,
+    model: ModelSettings = None,  # type: ignore[assignment]
+    text: TextSettings = None,  # type: ignore[assignment]
+    table: TableSettings = None,  # type: ignore[assignment]
+    run: RunSettings = None,  # type: ignore[assignment]
 ) -> None:
     """Rescore n-best hypotheses: first pass + lambda * LM score + beta * tokens; the best per utterance."""
     from pllscore.rescore import rescore
 
+    metrics = text.metrics or ()
+    if len(metrics) > 1:
+        raise InputError(f"rescore scores with one metric, got {', '.join(metrics)}; give one --metric")
     result = rescore(
-        input, output, model=model, metric=metric, lam=lam, beta=beta, tune_on_dev=tune, lambda_grid=lambda_grid,
-        beta_grid=beta_grid, eval_metric=metric_eval, utt_column=utt_column, text_column=text_column,
-        score_column=score_column, ref_column=ref_column, split_column=split_column, format=fmt,
-        lm_scores=lm_scores, resume=resume, force=force, device=device, dtype=dtype, max_tokens=max_tokens,
-        progress=False if quiet else (True if progress else None), stream=sys.stdout if output is None else None,
+        input, output, model=model.model, metric=metrics[0] if metrics else None, lam=lam, beta=beta,
+        tune_on_dev=tune, lambda_grid=lambda_grid, beta_grid=beta_grid, eval_metric=metric_eval,
+        utt_column=utt_column, text_column=text_column, score_column=score_column, ref_column=ref_column,
+        split_column=split_column, format=table.format, lm_scores=lm_scores, resume=run.resume, force=run.force,
+        device=model.device, dtype=model.dtype, max_tokens=model.max_tokens, progress=progress_of(quiet, progress),
+        stream=sys.stdout if output is None else None,
     )  # fmt: skip
     if not quiet:
         for line in result.summary.lines():

@@ -16,13 +16,13 @@ from typing import Any
 
 from pllscore.errors import InputError, InputTooLongError, NonFiniteError
 from pllscore.io.readers import InputTable
-from pllscore.scoring.words import WORDS_KEYS
+from pllscore.settings import TableSettings, TextSettings, check_base
 
 __all__ = ["META_KEYS", "Prepared", "ScoreOptions", "TableJob", "output_rows"]
 
 LEVELS = ("sentence", "word", "token")
-#: the keys :meth:`Prepared.meta` may record; ``resume`` refuses a change in any of them
-META_KEYS = ("norm", "unigram", "context", "context_column", "sep", *WORDS_KEYS, "outputs", "word_prob", "convention")
+#: the recorded settings of a table (and of :meth:`Prepared.meta`): ``resume`` refuses a change in any of them
+META_KEYS = TextSettings.recorded() + TableSettings.recorded()
 
 
 @dataclass(frozen=True)
@@ -50,7 +50,7 @@ class ScoreOptions:
     convention: str = "paper"
 
     @classmethod
-    def from_settings(cls, text: Any, table: Any, long: str = "error") -> ScoreOptions:
+    def from_settings(cls, text: TextSettings, table: TableSettings, long: str = "error") -> ScoreOptions:
         """The options of a :class:`~pllscore.settings.TextSettings` and a :class:`~pllscore.settings.TableSettings`
         (``long``: the model settings' mode for over-long texts)."""
         keys = ("level", "id_column", "base", "surprisal", "norm", "unigram", "unigram_corpus")
@@ -76,7 +76,7 @@ class ScoreOptions:
             raise InputError(f"give either --words {self.words} or --words-column {self.words_column}, not both")
         check_mask_by(self.mask_by)
         check_convention(self.convention)
-        log_base(self.base)
+        check_base(self.base)
 
     def check_columns(self, table: InputTable) -> None:
         """Refuse a table without the id, context or words column these options name."""
@@ -226,22 +226,9 @@ class TableJob:
         """The output rows of input rows ``lo:hi``: their scores, with the input's columns at sentence level."""
         p, o = self.prepared, self.prepared.options
         return output_rows(
-            self.score(lo, hi), self.table, lo, hi, o.level, o.id_column, log_base(o.base), o.surprisal,
+            self.score(lo, hi), self.table, lo, hi, o.level, o.id_column, check_base(o.base), o.surprisal,
             norm=p.norms, unigram=p.unigram,
         )  # fmt: skip
-
-
-def log_base(base: float | str) -> float | str:
-    """``"e"``, 2, or another valid base as a float."""
-    if base in ("e", 2, 2.0):
-        return base
-    try:
-        value = float(base)
-    except (TypeError, ValueError):
-        raise InputError(f"base must be e or a number such as 2, got {base!r}") from None
-    if value <= 0 or value == 1:
-        raise InputError(f"base must be positive and not 1, got {base!r}")
-    return value
 
 
 def _check_outputs(outputs: Sequence[str], word_prob: str | None, kind: str, level: str) -> tuple[str, ...]:
