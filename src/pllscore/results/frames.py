@@ -13,6 +13,9 @@ from pllscore.results.scores import Level, Results, SentenceScore, register_fram
 
 __all__ = ["to_frame", "to_wide_frame"]
 
+#: a tidy frame before pandas: its rows (dicts) and its columns, in order
+Rows = tuple[list[dict[str, Any]], list[str]]
+
 
 @register_frame_builder
 def to_frame(
@@ -53,9 +56,6 @@ def to_frame(
     else:
         raise _level_error(level)
     return pd.DataFrame(rows, columns=columns)
-
-
-Rows = tuple[list[dict[str, Any]], list[str]]
 
 
 def _sentence_rows(items: Sequence[SentenceScore], extra: Sequence[str], unigram: Any) -> Rows:
