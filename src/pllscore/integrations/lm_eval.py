@@ -14,6 +14,10 @@ on masked LMs through PLL and on causal LMs through pllscore's engine:
   convention, long texts in windows).
 - ``generate_until`` is refused: pllscore scores text, it does not generate.
 
+``model_args`` become a :class:`~pllscore.settings.ModelSettings` (checked as ``pllscore score`` checks
+them), and requests are scored through the table job of ``pllscore score``
+(:class:`pllscore.jobs.table.TableJob`), each context as a context column.
+
 This is the only module that imports ``lm_eval`` (the ``pllscore[lm-eval]`` extra).
 """
 
@@ -81,10 +85,11 @@ class PllscoreLM(LM):
                 f"unknown model_args {', '.join(sorted(unknown))} for pllscore; known: pretrained, metric, dtype, "
                 "device, max_tokens, revision, trust_remote_code, long, stride, greedy"
             )
-        from pllscore.scoring.scorers import as_scorer
+        from pllscore.eval.settings import load_scorers
+        from pllscore.settings import ModelSettings, TableSettings, TextSettings
 
-        self.scorer = as_scorer(
-            pretrained,
+        self.settings = ModelSettings(
+            model=pretrained,
             device=device or "auto",
             dtype=dtype,
             revision=revision,
@@ -93,12 +98,22 @@ class PllscoreLM(LM):
             long=long,
             stride=int(stride) if stride is not None else None,
         )
+        (self.scorer,) = load_scorers([pretrained], self.settings)
         if self.scorer.kind == "causal" and metric != DEFAULT_METRIC:
             raise InputError(f"metric={metric} is a masked-LM (PLL) metric; {self.scorer.name!r} is a causal LM")
         self.metric = resolve_metrics(metric)[0] if self.scorer.kind == "masked" else None
         if self.scorer.kind == "masked" and len(resolve_metrics(metric)) != 1:
             raise InputError(f"metric={metric}: lm-eval takes one PLL metric per run")
         self.greedy = _flag("greedy", greedy)
+        # a request is a row of (context, continuation), read as lm-eval reads it: the continuation after the
+        # context as given (an empty one too: lm-eval's prefix token), with its ranks for is_greedy
+        metrics = None if self.metric is None else (self.metric,)
+        outputs = ("rank",) if self.greedy else ()
+        self.text = TextSettings(
+            metrics=metrics, context_column="context", sep="", convention="lm-eval", outputs=outputs
+        )
+        self.rolling = TextSettings(metrics=metrics)
+        self.table = TableSettings(level="token")
 
     def loglikelihood(self, requests: list[Any], disable_tqdm: bool = False) -> list[tuple[float, bool]]:
         """log P(continuation | context) per request (PLL of the continuation for a masked LM), and is_greedy."""
@@ -107,19 +122,17 @@ class PllscoreLM(LM):
             context, continuation = req.args
             by_context[context].append(i)
         out: list[tuple[float, bool]] = [(0.0, False)] * len(requests)
+        # a scorer given loaded keeps its own mode for over-long texts
+        long = getattr(self.scorer, "long", None) or self.settings.long
         for context, indices in by_context.items():
-            texts = [requests[i].args[1] for i in indices]
-            kwargs = {"context": context or None, "sep": "", "convention": "lm-eval"}
-            outputs = ("rank",) if self.greedy else ()
-            results = self.scorer.score(texts, progress=False, outputs=outputs, **kwargs, **self._metric())
+            results = self._score([requests[i].args[1] for i in indices], self.text, long, context)
             for i, r in zip(indices, results):
                 out[i] = (float(r.total), self.greedy and _greedy(r.rank))
         return out
 
     def loglikelihood_rolling(self, requests: list[Any], disable_tqdm: bool = False) -> list[float]:
         """The full-text score of each text, as given (long texts in windows)."""
-        texts = [req.args[0] for req in requests]
-        results = self.scorer.score(texts, progress=False, long="window", **self._metric())
+        results = self._score([req.args[0] for req in requests], self.rolling, "window")
         return [float(r.total) for r in results]
 
     def generate_until(self, requests: list[Any], disable_tqdm: bool = False) -> list[str]:
@@ -128,8 +141,17 @@ class PllscoreLM(LM):
             "pllscore scores text and cannot generate; run generate_until tasks with a generative model (lm-eval's hf)"
         )
 
-    def _metric(self) -> dict[str, Any]:
-        return {"metric": self.metric} if self.metric is not None else {}
+    def _score(self, texts: list[str], text: Any, long: str, context: str | None = None) -> Any:
+        """The results of ``texts`` (after ``context``) through the table job of ``pllscore score``: the
+        settings checked and bound to the scorer, every text checked, then scored."""
+        from pllscore.io.readers import read_input
+        from pllscore.jobs.table import ScoreOptions
+
+        table = read_input(texts)
+        if context is not None:
+            table.frame["context"] = context  # one context per call, as a context column: an empty one too
+        prepared = ScoreOptions.from_settings(text, self.table, long=long).prepare(self.scorer)
+        return prepared.table(table).score(0, len(texts))
 
 
 def _greedy(rank: Any) -> bool:
