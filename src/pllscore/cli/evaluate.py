@@ -76,10 +76,10 @@ def blimp_command(
 def pairs_command(
     model_names: Models,
     file: Path = typer.Argument(..., help="A csv, tsv, jsonl or parquet table of minimal pairs."),
+    output: Path | None = output_option(_OUTPUT),
     good: str = typer.Option(..., "--good", help="Column of the acceptable sentence."),
     bad: str = typer.Option(..., "--bad", help="Column of the unacceptable sentence."),
     group: str | None = typer.Option(None, "--group", help="Column to report accuracy by."),
-    output: Path | None = output_option(_OUTPUT),
     quiet: Quiet = False,
     model: ModelSettings = None,  # type: ignore[assignment]
     text: TextSettings = None,  # type: ignore[assignment]

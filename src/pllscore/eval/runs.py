@@ -102,23 +102,15 @@ def run_blimp(
     models: Sequence[Any],
     *,
     data: PathLike,
-    metrics: str | Sequence[str] | None = None,
     paradigms: Sequence[str] | None = None,
     limit: int | None = None,
     output: PathLike | None = None,
-    device: str | None = None,
-    dtype: str | None = None,
     progress: bool | None = None,
     force: bool = False,
-    norms: str | Sequence[str] | None = None,
-    unigram: Any = None,
-    unigram_corpus: PathLike | None = None,
-    compile: bool | None = None,
-    share_prefixes: bool | None = None,
-    convention: str | None = None,
     model: ModelSettings | None = None,
     text: TextSettings | None = None,
     table: TableSettings | None = None,
+    **options: Any,
 ) -> EvalResult:
     """Score BLiMP with each model (masked models under ``metrics``, causal ones by log-likelihood).
 
@@ -129,9 +121,10 @@ def run_blimp(
 
     ``model`` (how each model is loaded; its ``model`` field is not read), ``text`` (``metrics``,
     ``convention``) and ``table`` (``norm``, ``unigram``, ``unigram_corpus``) are the settings of
-    ``pllscore score``; a keyword option that is not None is written into them: ``metrics``,
-    ``convention`` into ``text``; ``norms`` (as ``norm``), ``unigram``, ``unigram_corpus`` into
-    ``table``; ``device``, ``dtype``, ``compile``, ``share_prefixes`` into ``model`` (passed to
+    ``pllscore score``. ``options`` are the keyword options of the first version
+    (:data:`pllscore.eval.settings.KEYWORDS`); one that is not None is written into the settings:
+    ``metrics``, ``convention`` into ``text``; ``norms`` (as ``norm``), ``unigram``, ``unigram_corpus``
+    into ``table``; ``device``, ``dtype``, ``compile``, ``share_prefixes`` into ``model`` (passed to
     :func:`pllscore.load`). ``progress`` is kept for calls written before; no bar is shown.
 
     ``norms`` (:data:`pllscore.results.norms.NORMS`; ``sum`` is always there) adds per norm
@@ -147,10 +140,7 @@ def run_blimp(
     """
     from pllscore.io.provenance import content_fingerprint
 
-    settings = EvalSettings.merge(
-        model, text, table, metrics=metrics, convention=convention, norms=norms, unigram=unigram,
-        unigram_corpus=unigram_corpus, device=device, dtype=dtype, compile=compile, share_prefixes=share_prefixes,
-    )  # fmt: skip
+    settings = EvalSettings.merge(model, text, table, **options)
     folder_key = settings.folder_key()  # checked before any model is loaded
     out = output_folder(output)
     pairs = load_blimp(data, paradigms, limit)
@@ -175,21 +165,13 @@ def run_pairs(
     good: str,
     bad: str,
     group: str | None = None,
-    metrics: str | Sequence[str] | None = None,
     output: PathLike | None = None,
-    device: str | None = None,
-    dtype: str | None = None,
-    progress: bool | None = None,
     force: bool = False,
-    norms: str | Sequence[str] | None = None,
-    unigram: Any = None,
-    unigram_corpus: PathLike | None = None,
-    compile: bool | None = None,
-    share_prefixes: bool | None = None,
-    convention: str | None = None,
+    progress: bool | None = None,
     model: ModelSettings | None = None,
     text: TextSettings | None = None,
     table: TableSettings | None = None,
+    **options: Any,
 ) -> EvalResult:
     """Score any minimal-pair table (csv/tsv/jsonl/parquet); accuracy overall and per ``group``.
 
@@ -203,10 +185,7 @@ def run_pairs(
     """
     from pllscore.io.provenance import content_fingerprint
 
-    settings = EvalSettings.merge(
-        model, text, table, metrics=metrics, convention=convention, norms=norms, unigram=unigram,
-        unigram_corpus=unigram_corpus, device=device, dtype=dtype, compile=compile, share_prefixes=share_prefixes,
-    )  # fmt: skip
+    settings = EvalSettings.merge(model, text, table, **options)
     folder_key = settings.folder_key()  # checked before any model is loaded
     out = output_folder(output)
     pairs = _read_pairs(file, good, bad, group)
