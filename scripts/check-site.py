@@ -125,7 +125,8 @@ def check(site: Path, shots: Path) -> list[str]:
             # 3. the API reference shows signatures
             page.goto(base + "reference/api/", wait_until="load")
             signatures = page.locator(".doc-signature")
-            load_sig = page.locator('[id="pllscore.load"]').locator("xpath=following::div[contains(@class,'doc-signature')][1]")
+            after_load = "xpath=following::div[contains(@class,'doc-signature')][1]"
+            load_sig = page.locator('[id="pllscore.load"]').locator(after_load)
             text = load_sig.inner_text() if load_sig.count() else ""
             print(f"API: {signatures.count()} signatures; load: {' '.join(text.split())[:110]!r}")
             if signatures.count() < 10 or "name_or_path" not in text:
