@@ -85,7 +85,13 @@ def check(site: Path, shots: Path) -> list[str]:
             errors: list[str] = []
             page.on("pageerror", lambda e: errors.append(str(e)))
             page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-            page.on("requestfailed", lambda r: errors.append(f"{r.url}: {r.failure}"))
+            # a request that fails (an unreachable host, a missing file); ERR_ABORTED is a request
+            # cut short by the next page's navigation, not a fault of the site
+            page.on(
+                "requestfailed",
+                lambda r: None if "ERR_ABORTED" in (r.failure or "") else errors.append(f"{r.url}: {r.failure}"),
+            )
+            page.on("response", lambda r: errors.append(f"{r.url}: HTTP {r.status}") if r.status >= 400 else None)
 
             # 1. every page renders
             for rel in pages(site):
