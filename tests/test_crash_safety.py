@@ -32,7 +32,8 @@ def scorer(request):
     real, cache = bert.score, {}
 
     def score(texts, **kwargs):
-        key = (tuple(texts), json.dumps(kwargs, sort_keys=True, default=str))
+        options = repr(texts) if hasattr(texts, "encoded") else ""  # Encodings: their repr names their options
+        key = (tuple(getattr(texts, "texts", texts)), options, json.dumps(kwargs, sort_keys=True, default=str))
         if key not in cache:
             cache[key] = real(texts, **kwargs)
         return cache[key]

@@ -68,9 +68,10 @@ def wholes(shared_bert, corpus):
     real, cache = shared_bert.score, {}
 
     def score(texts, **kwargs):
-        if tuple(texts) not in cache:
-            cache[tuple(texts)] = real(texts, **kwargs)
-        return cache[tuple(texts)]
+        key = tuple(getattr(texts, "texts", texts))  # texts, or their Encodings
+        if key not in cache:
+            cache[key] = real(texts, **kwargs)
+        return cache[key]
 
     shared_bert.score = score
     try:

@@ -343,7 +343,9 @@ def test_interrupted_then_resumed_equals_uninterrupted(shared_bert, nbest, tmp_p
         rescore(nbest, part, **opts)
     asked = []
     with monkeypatch.context() as mp:
-        mp.setattr(shared_bert, "score", lambda texts, **kw: asked.extend(texts) or real(texts, **kw))
+        mp.setattr(
+            shared_bert, "score", lambda texts, **kw: asked.extend(getattr(texts, "texts", texts)) or real(texts, **kw)
+        )
         rescore(nbest, part, resume=True, **opts)
     assert len(asked) == 4  # only the texts after the first chunk
     assert part.read_bytes() == (tmp_path / "whole.csv").read_bytes()

@@ -29,8 +29,8 @@ def install() -> None:
         score = scorer.score
 
         def score_or_crash(texts: Any, *a: Any, **k: Any) -> Any:
-            texts = list(texts)
-            if any(CRASH_TEXT in t for t in texts) and _first_crash():
+            given = list(getattr(texts, "texts", texts))  # texts, or their Encodings
+            if any(CRASH_TEXT in t for t in given) and _first_crash():
                 os._exit(1)
             return score(texts, *a, **k)
 

@@ -18,11 +18,13 @@ from pllscore.errors import InputError, InputTooLongError, NonFiniteError
 from pllscore.io.readers import InputTable
 from pllscore.settings import TableSettings, TextSettings, check_base
 
-__all__ = ["META_KEYS", "Prepared", "ScoreOptions", "TableJob", "output_rows"]
+__all__ = ["KEEP_TOKENS", "META_KEYS", "Prepared", "ScoreOptions", "TableJob", "output_rows"]
 
 LEVELS = ("sentence", "word", "token")
 #: the recorded settings of a table (and of :meth:`Prepared.meta`): ``resume`` refuses a change in any of them
 META_KEYS = TextSettings.recorded() + TableSettings.recorded()
+#: how many tokens' encodings a :class:`TableJob` keeps from its check for its scoring (about 700 MB)
+KEEP_TOKENS = 2_000_000
 
 
 @dataclass(frozen=True)
@@ -172,48 +174,77 @@ class Prepared:
 
 @dataclass
 class TableJob:
-    """One input table under prepared options: :meth:`rows` scores a slice of it."""
+    """One input table under prepared options: :meth:`rows` scores a slice of it.
+
+    Each text is encoded once: :meth:`check` encodes them all (which checks them) and keeps the encodings
+    that :meth:`score` then scores. Encodings take about 360 bytes per token (10 KB for a 27-token
+    sentence, measured with tiny-bert and tiny-gpt2), so only the first :data:`KEEP_TOKENS` tokens' worth
+    are kept; the rows after them (files of more than some 70,000 sentences) are encoded again when scored.
+    """
 
     prepared: Prepared
     table: InputTable
     contexts: list[str] | None
     words: str | list[list[str]]
     _texts: list[str] = field(init=False, repr=False)
+    _kept: Any = field(init=False, repr=False, default=None)
 
     def __post_init__(self) -> None:
         self._texts = self.table.texts  # once: table.texts rebuilds the whole list
 
     def check(self) -> None:
         """Fail before any scoring if some text is too long: an error after hours of work helps nobody."""
-        o, table = self.prepared.options, self.table
-        step = 4096
+        from pllscore.scoring.encoding import Encodings
+
+        kept: list[Any] = []
+        n_kept, step = 0, 4096
         for lo in range(0, len(self._texts), step):
-            given: dict[str, Any] = {}
-            if self.contexts is not None:
-                given.update(context=self.contexts[lo : lo + step], sep=o.sep)
-            # the words were checked against their texts (naming the rows) by table_words; here their mode
-            given.update(words=self.words if isinstance(self.words, str) else "tokenizer", mask_by=o.mask_by)
-            try:
-                self.prepared.scorer.check(self._texts[lo : lo + step], long=o.long, convention=o.convention, **given)
-            except InputTooLongError as e:
-                i = lo + e.index
-                raise InputError(
-                    f"{table.where(i)} is {e.n_tokens} tokens long (special tokens included) but the model allows "
-                    f"at most {e.limit}; shorten or split it, or score it in windows with --long window"
-                ) from None
-            except InputError as e:
-                raise InputError(f"{table.source}: {e}") from None
+            encodings = self._encode(lo, min(lo + step, len(self._texts)))
+            if encodings is not None and len(kept) * step == lo and n_kept + encodings.n_tokens <= KEEP_TOKENS:
+                kept.append(encodings)
+                n_kept += encodings.n_tokens
+        self._kept = Encodings.concat(kept) if kept else None
+
+    def _encode(self, lo: int, hi: int) -> Any:
+        """The encodings of rows ``lo:hi`` (None from a scorer that cannot encode apart: then only checked);
+        an error names the input row."""
+        o, table, scorer = self.prepared.options, self.table, self.prepared.scorer
+        given: dict[str, Any] = {"long": o.long, "convention": o.convention, "mask_by": o.mask_by}
+        if self.contexts is not None:
+            given.update(context=self.contexts[lo:hi], sep=o.sep)
+        encode = getattr(scorer, "encode", None)
+        try:
+            if encode is None:  # a scorer-like object with check() and score() only
+                words = self.words if isinstance(self.words, str) else "tokenizer"  # lists: checked by table_words
+                scorer.check(self._texts[lo:hi], words=words, **given)
+                return None
+            words = self.words if isinstance(self.words, str) else self.words[lo:hi]
+            return encode(self._texts[lo:hi], words=words, word_sep=o.word_sep, **given)
+        except InputTooLongError as e:
+            i = lo + e.index
+            raise InputError(
+                f"{table.where(i)} is {e.n_tokens} tokens long (special tokens included) but the model allows "
+                f"at most {e.limit}; shorten or split it, or score it in windows with --long window"
+            ) from None
+        except InputError as e:
+            raise InputError(f"{table.source}: {e}") from None
 
     def score(self, lo: int, hi: int) -> Any:
         """The :class:`~pllscore.Results` of rows ``lo:hi``; a non-finite score names the input row."""
         p, o = self.prepared, self.prepared.options
         kwargs: dict[str, Any] = {} if p.scorer.kind == "causal" else {"metric": list(p.metrics)}
-        if self.contexts is not None:
-            kwargs.update(context=self.contexts[lo:hi], sep=o.sep)
-        words = self.words if isinstance(self.words, str) else self.words[lo:hi]
         if p.asked:
             kwargs.update(outputs=p.outputs, word_prob=o.word_prob)
+        if self._kept is not None and hi <= len(self._kept):
+            encodings = self._kept[lo:hi]
+        else:
+            encodings = self._encode(lo, hi)
         try:
+            if encodings is not None:
+                return p.scorer.score(encodings, progress=False, **kwargs)
+            if self.contexts is not None:
+                kwargs.update(context=self.contexts[lo:hi], sep=o.sep)
+            words = self.words if isinstance(self.words, str) else self.words[lo:hi]
             return p.scorer.score(
                 self._texts[lo:hi], progress=False, long=o.long, convention=o.convention, words=words,
                 word_sep=o.word_sep, mask_by=o.mask_by, **kwargs,
