@@ -42,12 +42,12 @@ def rescore_command(
     lm_scores: Path | None = typer.Option(
         None, "--lm-scores", help="Where the LM scores of the distinct hypotheses go (default: OUTPUT.lm.parquet)."
     ),
-    quiet: Quiet = False,
-    progress: Progress = False,
     model: ModelSettings = None,  # type: ignore[assignment]
     text: TextSettings = None,  # type: ignore[assignment]
     table: TableSettings = None,  # type: ignore[assignment]
     run: RunSettings = None,  # type: ignore[assignment]
+    quiet: Quiet = False,
+    progress: Progress = False,
 ) -> None:
     """Rescore n-best hypotheses: first pass + lambda * LM score + beta * tokens; the best per utterance."""
     from pllscore.rescore import rescore
