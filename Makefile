@@ -18,11 +18,14 @@ venv: $(BIN)/.installed
 demo: venv
 	$(BIN)/python examples/demo.py
 
-# lint, then what a user installing the wheel meets, then the test suite (its summary line last);
-# the suite builds the documentation site strictly and runs every example on its pages (tests/test_docs.py)
+# lint, the layers (import-linter contract in pyproject.toml) and the structure limits of docs/architecture.md,
+# then what a user installing the wheel meets, then the test suite (its summary line last); the suite builds
+# the documentation site strictly and runs every example on its pages (tests/test_docs.py)
 test: venv
-	$(BIN)/ruff check src tests benchmarks examples
-	$(BIN)/ruff format --check src tests benchmarks examples
+	$(BIN)/ruff check src tests benchmarks examples scripts
+	$(BIN)/ruff format --check src tests benchmarks examples scripts
+	$(BIN)/lint-imports
+	$(BIN)/python scripts/structure.py --check
 	scripts/check-install.sh
 	$(BIN)/python -m pytest -q
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from pllscore import CausalScorer, InputError, MaskedScorer, explain
-from pllscore.plotting.explain import draw_explanation
+from pllscore.analysis.plotting.explain import draw_explanation
 
 TEXTS = ["The hooligan wrecked the vehicle.", "The cat sat on the mat."]
 

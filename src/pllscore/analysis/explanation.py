@@ -121,7 +121,7 @@ class Explanation:
 
     def plot(self, path: str | os.PathLike[str]) -> str:
         """Draw the explanation to ``path`` (.png, .svg or .pdf); returns the path."""
-        from pllscore.plotting.explain import plot_explanation
+        from pllscore.analysis.plotting.explain import plot_explanation
 
         return plot_explanation(self, path)
 

@@ -172,7 +172,7 @@ def _write_outputs(out: Path, summary: Any, oovs: list[dict[str, Any]], data_fra
 
 def _figures(out: Path, data_frames: dict[str, Any]) -> None:
     """The paper's scatter figures: length (summed scores), word frequency per context, agreement."""
-    from pllscore.plotting.diagnostics import scatter_panels
+    from pllscore.analysis.plotting.diagnostics import scatter_panels
 
     length_data, freq_data = data_frames["length"], data_frames["frequency"]
     by_sum = length_data[length_data["norm"] == "sum"]

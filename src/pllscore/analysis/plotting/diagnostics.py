@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from pllscore.plotting.backend import pyplot
+from pllscore.analysis.plotting.backend import pyplot
 
 __all__ = ["scatter_panels"]
 

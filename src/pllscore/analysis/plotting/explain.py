@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from pllscore.errors import InputError
-from pllscore.plotting.backend import pyplot
+from pllscore.analysis.plotting.backend import pyplot
 
 __all__ = ["draw_explanation", "plot_explanation"]
 
