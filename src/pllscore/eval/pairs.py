@@ -45,7 +45,7 @@ def score_pairs(
         pairs: a DataFrame with a good and a bad sentence per row (other columns are kept).
         good, bad: the names of those two columns.
         metrics: masked-LM metric(s) or ``"all"`` (default: the scorer's); ignored for causal LMs.
-        progress: kept for calls written before scoring went through the table job, which shows none.
+        progress: a progress bar on stderr (None: only when stderr is a terminal).
         norms: normalisations (``sum`` is always there); ``slor`` and ``norm-lp`` need ``unigram``
             (a :mod:`pllscore.results.unigram` model for this scorer's tokens).
         convention: ``"paper"`` (default: each sentence as given) or ``"lm-eval"`` (as
@@ -70,7 +70,7 @@ def score_pairs(
         prepared = given.prepare(scorer)
     extra = pair_norms(prepared)
     sentences = list(dict.fromkeys([*pairs[good].tolist(), *pairs[bad].tolist()]))
-    results = _score(prepared, sentences)
+    results = _score(prepared, sentences, progress)
     where = {s: i for i, s in enumerate(sentences)}
     gi = np.array([where[s] for s in pairs[good]], dtype=np.int64)
     bi = np.array([where[s] for s in pairs[bad]], dtype=np.int64)
@@ -103,12 +103,12 @@ def pair_norms(prepared: Any) -> tuple[str, ...]:
     return tuple(n for n in check_norms(prepared.options.norm, prepared.unigram) if n != "sum")
 
 
-def _score(prepared: Any, sentences: list[str]) -> Any:
+def _score(prepared: Any, sentences: list[str], progress: bool | None) -> Any:
     """The results of the distinct sentences through the table job: every sentence checked, then scored."""
     from pllscore.io.readers import read_input
 
     try:
-        return prepared.table(read_input(sentences)).score(0, len(sentences))
+        return prepared.table(read_input(sentences)).score(0, len(sentences), progress=progress)
     except NonFiniteError as e:  # its index is into the distinct sentences: name the sentence instead
         where = f"{prepared.scorer.name}: sentence {sentences[e.index]!r:.80}"
         raise NonFiniteError(e.index, e.value, e.dtype, where=where) from None

@@ -75,7 +75,7 @@ class _Evaluation:
     adding: bool = False
     models: list[tuple[Any, Identity]] = field(default_factory=list)
 
-    def score(self, models: Sequence[Any], pairs: Any, force: bool, **columns: str) -> Any:
+    def score(self, models: Sequence[Any], pairs: Any, force: bool, progress: bool | None, **columns: str) -> Any:
         """Every model's pair scores, after the folder's rows (refused when made differently)."""
         import pandas as pd
 
@@ -84,7 +84,7 @@ class _Evaluation:
         self.models = [(s, identity(s)) for s in scorers]
         frames = []
         for scorer, ident in self.models:
-            scored = score_pairs(scorer, pairs, prepared=self.settings.prepare(scorer), **columns)
+            scored = score_pairs(scorer, pairs, prepared=self.settings.prepare(scorer), progress=progress, **columns)
             at = scored.columns.get_loc("model") + 1
             scored.insert(at, "model_id", ident.model_id)
             scored.insert(at + 1, "model_name", ident.name)
@@ -125,7 +125,7 @@ def run_blimp(
     (:data:`pllscore.eval.settings.KEYWORDS`); one that is not None is written into the settings:
     ``metrics``, ``convention`` into ``text``; ``norms`` (as ``norm``), ``unigram``, ``unigram_corpus``
     into ``table``; ``device``, ``dtype``, ``compile``, ``share_prefixes`` into ``model`` (passed to
-    :func:`pllscore.load`). ``progress`` is kept for calls written before; no bar is shown.
+    :func:`pllscore.load`). ``progress``: a bar on stderr (None: only when stderr is a terminal).
 
     ``norms`` (:data:`pllscore.results.norms.NORMS`; ``sum`` is always there) adds per norm
     ``good_<norm>``, ``bad_<norm>``, ``correct_<norm>`` to the pairs, ``accuracy_<norm>`` to the
@@ -148,7 +148,7 @@ def run_blimp(
     fingerprint = "sha256:" + content_fingerprint([Path(data) / f"{uid}.jsonl" for uid in used])
     key = {"paradigms": used, "limit": limit, "data": fingerprint, "convention": CONVENTION, **folder_key}
     run = _Evaluation("blimp", out, settings, key)
-    scored = run.score(models, pairs, force)
+    scored = run.score(models, pairs, force, progress)
     paradigm_acc, summary = blimp_tables(scored)
     if out is not None:
         scored.to_parquet(out / "pairs.parquet", index=False)
@@ -191,7 +191,7 @@ def run_pairs(
     pairs = _read_pairs(file, good, bad, group)
     key = {"file": "sha256:" + content_fingerprint([file]), "good": good, "bad": bad, "convention": CONVENTION}
     run = _Evaluation("pairs", out, settings, {**key, **folder_key})
-    scored = run.score(models, pairs, force, good=good, bad=bad)
+    scored = run.score(models, pairs, force, progress, good=good, bad=bad)
     accuracy, summary = pairs_tables(scored, group)
     if out is not None:
         scored.to_parquet(out / "pairs.parquet", index=False)

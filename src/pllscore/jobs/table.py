@@ -229,8 +229,9 @@ class TableJob:
         except InputError as e:
             raise InputError(f"{table.source}: {e}") from None
 
-    def score(self, lo: int, hi: int) -> Any:
-        """The :class:`~pllscore.Results` of rows ``lo:hi``; a non-finite score names the input row."""
+    def score(self, lo: int, hi: int, progress: bool | None = False) -> Any:
+        """The :class:`~pllscore.Results` of rows ``lo:hi``; a non-finite score names the input row. ``progress``:
+        the scorer's own bar over these rows (file runs draw theirs per chunk, so it is off by default)."""
         p, o = self.prepared, self.prepared.options
         kwargs: dict[str, Any] = {} if p.scorer.kind == "causal" else {"metric": list(p.metrics)}
         if p.asked:
@@ -241,12 +242,12 @@ class TableJob:
             encodings = self._encode(lo, hi)
         try:
             if encodings is not None:
-                return p.scorer.score(encodings, progress=False, **kwargs)
+                return p.scorer.score(encodings, progress=progress, **kwargs)
             if self.contexts is not None:
                 kwargs.update(context=self.contexts[lo:hi], sep=o.sep)
             words = self.words if isinstance(self.words, str) else self.words[lo:hi]
             return p.scorer.score(
-                self._texts[lo:hi], progress=False, long=o.long, convention=o.convention, words=words,
+                self._texts[lo:hi], progress=progress, long=o.long, convention=o.convention, words=words,
                 word_sep=o.word_sep, mask_by=o.mask_by, **kwargs,
             )  # fmt: skip
         except NonFiniteError as e:  # name the input line, not the position within the slice
