@@ -11,6 +11,7 @@ from typing import Any
 
 from pllscore.analysis import diagnostics as dx
 from pllscore.errors import InputError
+from pllscore.settings import TableSettings, TextSettings
 
 __all__ = ["DATASETS", "Diagnosis", "run_diagnose"]
 
@@ -88,7 +89,6 @@ def run_diagnose(
             :data:`pllscore.results.norms.NORMS`); ``slor`` and ``norm-lp`` need ``unigram`` (a token-count
             table or ``"wordfreq"``) or ``unigram_corpus`` (counted with each model's tokenizer).
     """
-    from pllscore.results.unigram import load_unigram
     from pllscore.scoring.scorers import as_scorer
 
     chosen = _chosen_norms(norms, unigram, unigram_corpus)
@@ -97,14 +97,10 @@ def run_diagnose(
     clm = None
     if causal_model is not None:
         clm = as_scorer(causal_model, kind="causal", role="--causal-model", device=device, dtype=dtype)
-    masked = mlm.score(texts, metric=metrics, progress=progress)
-    causal = clm.score(texts, progress=progress) if clm is not None else None
-
-    needs_unigram = any(n in ("slor", "norm-lp") for n in chosen)
-    unis = [
-        load_unigram(unigram, corpus=unigram_corpus, tokenizer=s.tokenizer) if needs_unigram and s is not None else None
-        for s in (mlm, clm)
-    ]
+    table = TableSettings(norm=chosen, unigram=unigram, unigram_corpus=unigram_corpus)
+    masked, mlm_unigram = score_table(mlm, texts, TextSettings(metrics=metrics), table, progress)
+    causal, clm_unigram = score_table(clm, texts, TextSettings(), table, progress) if clm is not None else (None, None)
+    unis = [mlm_unigram, clm_unigram]
     summary, data_frames, n_words = _analyses(texts, mlm, clm, masked, causal, chosen, unis, progress)
     oovs = [{"model": s.name, **dx.oov_ratio(s.tokenizer, texts)} for s in (mlm, clm) if s is not None]
     out = None
@@ -116,6 +112,18 @@ def run_diagnose(
             extra = {"norms": list(chosen), "unigram": [u.describe() for u in unis if u is not None] or None}
         _record(out, mlm, clm, source, len(texts), n_words, sample, seed, list(masked.metrics), extra)
     return Diagnosis(out, summary, oovs[0], data_frames)
+
+
+def score_table(
+    scorer: Any, texts: list[str], text: TextSettings, table: TableSettings, progress: bool | None
+) -> tuple[Any, Any]:
+    """The results of ``texts`` and the unigram model of ``table``'s norms (None when no norm needs one), through
+    the table job of ``pllscore score``: the same metrics, checks, unigram model and convention."""
+    from pllscore.io.readers import read_input
+    from pllscore.jobs.table import ScoreOptions
+
+    prepared = ScoreOptions.from_settings(text, table, scorer.long).prepare(scorer)
+    return prepared.table(read_input(texts)).score(0, len(texts), progress=progress), prepared.unigram
 
 
 def _chosen_norms(norms: str | Sequence[str] | None, unigram: Any, unigram_corpus: Any) -> tuple[str, ...]:
