@@ -13,6 +13,7 @@ import numpy as np
 
 from pllscore.errors import InputError, PllscoreError
 from pllscore.rescoring.choice import utterance_codes
+from pllscore.rescoring.nbest import NbestColumns
 
 __all__ = ["EVAL_METRICS", "check_eval_metric", "corpus_metric", "evaluate", "oracle_wer", "require"]
 
@@ -50,33 +51,33 @@ def check_eval_metric(metric: str) -> str:
     return str(m)
 
 
-def evaluate(
-    frame: Any,
-    *,
-    chosen: str = "chosen",
-    metric: str = "wer",
-    utt_column: str = "utt_id",
-    text_column: str = "hyp",
-    ref_column: str = "ref",
-) -> float:
-    """The corpus WER (fraction) or BLEU (0-100) of the hypotheses marked ``chosen``, one per utterance."""
+def evaluate(frame: Any, *, chosen: str = "chosen", metric: str = "wer", **columns: str | None) -> float:
+    """The corpus WER (fraction) or BLEU (0-100) of the hypotheses marked ``chosen``, one per utterance.
+
+    ``columns``: ``utt_column`` (default ``utt_id``), ``text_column`` (``hyp``), ``ref_column`` (``ref``).
+    """
+    cols = NbestColumns.of(columns, "evaluate", ref="ref")
     metric = check_eval_metric(metric)
     picked = frame[frame[chosen].to_numpy(bool)]
-    n_utt = frame[utt_column].nunique()
-    if len(picked) != n_utt or picked[utt_column].nunique() != n_utt:
+    n_utt = frame[cols.utt].nunique()
+    if len(picked) != n_utt or picked[cols.utt].nunique() != n_utt:
         raise InputError(f"column {chosen!r} must mark exactly one hypothesis per utterance")
-    return corpus_metric(metric, picked[ref_column].tolist(), picked[text_column].tolist())
+    return corpus_metric(metric, picked[cols.ref].tolist(), picked[cols.text].tolist())
 
 
-def oracle_wer(frame: Any, *, utt_column: str = "utt_id", text_column: str = "hyp", ref_column: str = "ref") -> float:
-    """The lowest corpus WER any choice of one hypothesis per utterance reaches (its word errors, summed)."""
+def oracle_wer(frame: Any, **columns: str | None) -> float:
+    """The lowest corpus WER any choice of one hypothesis per utterance reaches (its word errors, summed).
+
+    ``columns``: as for :func:`evaluate`.
+    """
+    cols = NbestColumns.of(columns, "oracle_wer", ref="ref")
     jiwer = require("jiwer", "WER")
     errors, words = [], []
-    for ref, hyp in zip(frame[ref_column].tolist(), frame[text_column].tolist()):
+    for ref, hyp in zip(frame[cols.ref].tolist(), frame[cols.text].tolist()):
         w = jiwer.process_words(ref, hyp)
         errors.append(w.substitutions + w.deletions + w.insertions)
         words.append(w.substitutions + w.deletions + w.hits)
-    codes = utterance_codes(frame, utt_column)
+    codes = utterance_codes(frame, cols.utt)
     best = np.full(codes.max() + 1, np.inf)
     np.minimum.at(best, codes, np.array(errors, dtype=np.float64))
     first = np.unique(codes, return_index=True)[1]  # one reference per utterance

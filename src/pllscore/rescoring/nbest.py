@@ -8,34 +8,72 @@ utterance. Every problem is an :class:`~pllscore.InputError` naming the row and 
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
 import numpy as np
 
 from pllscore.errors import InputError
 
-__all__ = ["ADDED", "SPLITS", "check_nbest", "read_nbest"]
+__all__ = ["ADDED", "SPLITS", "NbestColumns", "check_nbest", "checked", "read_checked", "read_nbest", "refuse_unknown"]
 
 SPLITS = ("dev", "test")
 ADDED = ("lm", "n_tokens", "combined", "chosen")  # the columns rescoring adds
 _AUTO = "ref"  # the reference column used when the table has one and none is named
 
 
-def read_nbest(
-    source: Any,
-    *,
-    utt_column: str = "utt_id",
-    text_column: str = "hyp",
-    score_column: str = "score",
-    ref_column: str | None = None,
-    split_column: str | None = None,
-    fmt: str | None = None,
-) -> tuple[Any, str | None]:
+@dataclass(frozen=True)
+class NbestColumns:
+    """The columns of an n-best table: the utterance id, the hypothesis, the first-pass score and, when
+    named, the reference (None: no evaluation) and the dev/test split (None: one split).
+
+    The public functions take them as keywords (``utt_column=``, ``text_column=``, ``score_column=``,
+    ``ref_column=``, ``split_column=``) and make one of these with :meth:`of`; the steps inside take it whole.
+    """
+
+    utt: str = "utt_id"
+    text: str = "hyp"
+    score: str = "score"
+    ref: str | None = None
+    split: str | None = None
+
+    @classmethod
+    def take(cls, options: dict[str, Any], **defaults: str | None) -> NbestColumns:
+        """The columns named by the ``<field>_column`` keys of ``options`` (removed from it), else ``defaults``."""
+        return cls(**{f.name: options.pop(f"{f.name}_column", defaults.get(f.name, f.default)) for f in fields(cls)})
+
+    @classmethod
+    def of(cls, options: Mapping[str, Any], what: str, **defaults: str | None) -> NbestColumns:
+        """:meth:`take` of every key of ``options``; a key that names no column is refused (``what``: the caller)."""
+        rest = dict(options)
+        columns = cls.take(rest, **defaults)
+        refuse_unknown(rest, what)
+        return columns
+
+    def keywords(self) -> dict[str, str | None]:
+        """The columns as the keywords the public functions take (``utt_column=...``)."""
+        return {f"{f.name}_column": getattr(self, f.name) for f in fields(self)}
+
+
+def refuse_unknown(options: Mapping[str, Any], what: str) -> None:
+    """A keyword left over is refused as Python refuses an unexpected keyword argument of ``what``."""
+    if options:
+        raise TypeError(f"{what}() got an unexpected keyword argument {next(iter(options))!r}")
+
+
+def read_nbest(source: Any, *, fmt: str | None = None, **columns: str | None) -> tuple[Any, str | None]:
     """Read an n-best table (csv, tsv, jsonl, parquet, or a DataFrame) and check it with :func:`check_nbest`.
 
-    Returns the checked frame and the name of its reference column: ``ref_column``, else ``ref``
-    when the table has that column, else None (no evaluation).
+    ``columns`` are those of :func:`check_nbest`. Returns the checked frame and the name of its reference
+    column: ``ref_column``, else ``ref`` when the table has that column, else None (no evaluation).
     """
+    frame, named = read_checked(source, NbestColumns.of(columns, "read_nbest"), fmt)
+    return frame, named.ref
+
+
+def read_checked(source: Any, columns: NbestColumns, fmt: str | None = None) -> tuple[Any, NbestColumns]:
+    """:func:`read_nbest` with the columns given whole; returns them with the reference column found."""
     import pandas as pd
 
     if isinstance(source, pd.DataFrame):
@@ -48,18 +86,9 @@ def read_nbest(
     for col in ADDED:
         if col in frame.columns:
             raise InputError(f"{name} already has a column {col!r}, which rescoring writes; rename that column")
-    if ref_column is None and _AUTO in frame.columns:
-        ref_column = _AUTO
-    checked = check_nbest(
-        frame,
-        utt_column=utt_column,
-        text_column=text_column,
-        score_column=score_column,
-        ref_column=ref_column,
-        split_column=split_column,
-        source=name,
-    )
-    return checked, ref_column
+    if columns.ref is None and _AUTO in frame.columns:
+        columns = replace(columns, ref=_AUTO)
+    return checked(frame, columns, name), columns
 
 
 def _missing(value: Any) -> bool:
@@ -75,40 +104,38 @@ def _blank(value: Any) -> bool:
     return _missing(value) or (isinstance(value, str) and not value.strip())
 
 
-def check_nbest(
-    frame: Any,
-    *,
-    utt_column: str = "utt_id",
-    text_column: str = "hyp",
-    score_column: str = "score",
-    ref_column: str | None = None,
-    split_column: str | None = None,
-    source: str = "the n-best table",
-) -> Any:
+def check_nbest(frame: Any, *, source: str = "the n-best table", **columns: str | None) -> Any:
     """Check an n-best table and return a copy whose first-pass score column is float64.
 
-    ``ref_column`` and ``split_column`` are optional (None: not checked). Raises
+    ``columns``: ``utt_column`` (default ``utt_id``), ``text_column`` (``hyp``), ``score_column``
+    (``score``), and the optional ``ref_column`` and ``split_column`` (None: not checked). Raises
     :class:`~pllscore.InputError` (one line: the problem, where, and the fix) for a missing
     column, an empty table, a missing utterance id, an
     utterance with no hypotheses, an empty or non-text hypothesis, a first-pass score that is
     not a finite number, a missing or inconsistent reference, and a split value other than dev
     or test (or two splits for one utterance).
     """
+    return checked(frame, NbestColumns.of(columns, "check_nbest"), source)
+
+
+def checked(frame: Any, columns: NbestColumns, source: str) -> Any:
+    """:func:`check_nbest` with the columns given whole."""
+    utt, ref, split = columns.utt, columns.ref, columns.split
     frame = frame.reset_index(drop=True).copy()
-    needed = [(utt_column, "--utt-column"), (text_column, "--text-column"), (score_column, "--score-column")]
-    if ref_column is not None:
-        needed.append((ref_column, "--ref-column"))
-    if split_column is not None:
-        needed.append((split_column, "--split-column"))
+    needed = [(utt, "--utt-column"), (columns.text, "--text-column"), (columns.score, "--score-column")]
+    if ref is not None:
+        needed.append((ref, "--ref-column"))
+    if split is not None:
+        needed.append((split, "--split-column"))
     _check_columns(frame, needed, source)
-    _check_ids(frame, utt_column, source)
-    _check_hypotheses(frame, utt_column, text_column, source)
-    frame[score_column] = _first_pass_scores(frame, utt_column, score_column, source)
-    if ref_column is not None:
-        _check_per_utterance(frame, utt_column, ref_column, source, "reference", "--ref-column")
-    if split_column is not None:
-        _check_per_utterance(frame, utt_column, split_column, source, "split", "--split-column")
-        _check_splits(frame, utt_column, split_column, source)
+    _check_ids(frame, utt, source)
+    _check_hypotheses(frame, utt, columns.text, source)
+    frame[columns.score] = _first_pass_scores(frame, utt, columns.score, source)
+    if ref is not None:
+        _check_per_utterance(frame, utt, ref, source, "reference", "--ref-column")
+    if split is not None:
+        _check_per_utterance(frame, utt, split, source, "split", "--split-column")
+        _check_splits(frame, utt, split, source)
     return frame
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -12,77 +11,57 @@ from pllscore.errors import InputError
 from pllscore.rescoring.choice import choose, combine
 from pllscore.rescoring.evaluation import evaluate, oracle_wer, require
 from pllscore.rescoring.lmscores import score_hypotheses
-from pllscore.rescoring.nbest import SPLITS, read_nbest
+from pllscore.rescoring.nbest import SPLITS, read_checked
 from pllscore.rescoring.settings import RescoreSettings
 from pllscore.rescoring.summary import RescoreResult, RescoreSummary, write_rescored
-from pllscore.rescoring.tuning import DEFAULT_BETA_GRID, DEFAULT_LAMBDA_GRID, Tuning, tune
+from pllscore.rescoring.tuning import Tuning, tune
 
 __all__ = ["rescore", "rescore_frame"]
 
 
-def rescore_frame(
-    frame: Any,
-    *,
-    lam: float = 1.0,
-    beta: float = 0.0,
-    tune_on_dev: bool = False,
-    lambda_grid: Sequence[float] | str = DEFAULT_LAMBDA_GRID,
-    beta_grid: Sequence[float] | str = DEFAULT_BETA_GRID,
-    eval_metric: str = "wer",
-    utt_column: str = "utt_id",
-    text_column: str = "hyp",
-    score_column: str = "score",
-    ref_column: str | None = "ref",
-    split_column: str | None = None,
-) -> tuple[Any, Tuning | None, dict[str, dict[str, float]]]:
+def rescore_frame(frame: Any, **options: Any) -> tuple[Any, Tuning | None, dict[str, dict[str, float]]]:
     """Everything after the LM: combine, choose, and evaluate a scored table (no model needed).
 
-    ``frame`` is a checked n-best table with ``lm`` and ``n_tokens``. With ``tune_on_dev``,
-    ``lam`` and ``beta`` are tuned on the rows whose ``split_column`` is ``dev`` and applied to
-    every row. Returns the table with ``combined`` and ``chosen``, the :class:`Tuning` (or None),
-    and per split (``all``, or ``dev`` and ``test``) the first-pass (``before``) and rescored
-    (``after``) WER or BLEU, the number of utterances and, for WER, the ``oracle`` WER; empty
-    without ``ref_column``.
+    ``frame`` is a checked n-best table with ``lm`` and ``n_tokens``. ``options`` are the keywords of
+    :func:`rescore` that act after the LM: ``lam`` (1.0), ``beta`` (0.0), ``tune_on_dev``, ``lambda_grid``,
+    ``beta_grid``, ``eval_metric`` (``"wer"``), ``utt_column``, ``text_column``, ``score_column``,
+    ``ref_column`` (default ``ref``) and ``split_column``. With ``tune_on_dev``, ``lam`` and ``beta``
+    are tuned on the rows whose ``split_column`` is ``dev`` and applied to every row. Returns the table
+    with ``combined`` and ``chosen``, the :class:`Tuning` (or None), and per split (``all``, or ``dev``
+    and ``test``) the first-pass (``before``) and rescored (``after``) WER or BLEU, the number of
+    utterances and, for WER, the ``oracle`` WER; empty without ``ref_column``.
     """
-    settings = RescoreSettings(
-        lam=lam, beta=beta, tune_on_dev=tune_on_dev, lambda_grid=lambda_grid, beta_grid=beta_grid,
-        eval_metric=eval_metric, utt_column=utt_column, text_column=text_column, score_column=score_column,
-        ref_column=ref_column, split_column=split_column,
-    )  # fmt: skip
+    settings = RescoreSettings.of(options, "rescore_frame")
     return _rescore_scored(frame, settings.checked(frame))
 
 
 def _rescore_scored(frame: Any, settings: RescoreSettings) -> tuple[Any, Tuning | None, dict[str, dict[str, float]]]:
     """:func:`rescore_frame` with settings already :meth:`~RescoreSettings.checked` against ``frame``."""
-    lam, beta, tuning = settings.lam, settings.beta, None
+    lam, beta, tuning, columns = settings.lam, settings.beta, None, settings.columns
     if settings.tune_on_dev:
-        dev = frame[frame[settings.split_column] == "dev"].reset_index(drop=True)
-        tuning = tune(
-            dev, settings.lambda_grid, settings.beta_grid, metric=settings.eval_metric,
-            score_column=settings.score_column, utt_column=settings.utt_column,
-            text_column=settings.text_column, ref_column=settings.ref_column,
-        )  # fmt: skip
+        dev = frame[frame[columns.split] == "dev"].reset_index(drop=True)
+        tuning = tune(dev, settings.lambda_grid, settings.beta_grid, metric=settings.eval_metric, **columns.keywords())
         lam, beta = tuning.lam, tuning.beta
-    frame = choose(combine(frame, lam, beta, score_column=settings.score_column), utt_column=settings.utt_column)
+    frame = choose(combine(frame, lam, beta, score_column=columns.score), utt_column=columns.utt)
     return frame, tuning, _evaluate_splits(frame, settings)
 
 
 def _evaluate_splits(frame: Any, settings: RescoreSettings) -> dict[str, dict[str, float]]:
     """Per split, the first-pass and the rescored WER or BLEU (and the oracle WER); empty without references."""
-    ref_column, metric = settings.ref_column, settings.eval_metric
-    if ref_column is None:
+    columns, metric = settings.columns, settings.eval_metric
+    if columns.ref is None:
         return {}
-    cols = dict(utt_column=settings.utt_column, text_column=settings.text_column, ref_column=ref_column)
-    split = settings.split_column
+    cols = columns.keywords()
+    split = columns.split
     parts = [("all", frame)] if split is None else [(s, frame[frame[split] == s]) for s in SPLITS]
     per_split: dict[str, dict[str, float]] = {}
     for name, part in parts:
         if len(part) == 0:
             continue
         part = part.reset_index(drop=True)
-        first = choose(part, by=settings.score_column, utt_column=settings.utt_column, out="_first")
+        first = choose(part, by=columns.score, utt_column=columns.utt, out="_first")
         s: dict[str, float] = {
-            "n_utterances": int(part[settings.utt_column].nunique()),
+            "n_utterances": int(part[columns.utt].nunique()),
             "before": evaluate(first, chosen="_first", metric=metric, **cols),
             "after": evaluate(part, metric=metric, **cols),
         }
@@ -98,17 +77,6 @@ def rescore(
     *,
     model: Any,
     metric: str | None = None,
-    lam: float = 1.0,
-    beta: float = 0.0,
-    tune_on_dev: bool = False,
-    lambda_grid: Sequence[float] | str = DEFAULT_LAMBDA_GRID,
-    beta_grid: Sequence[float] | str = DEFAULT_BETA_GRID,
-    eval_metric: str = "wer",
-    utt_column: str = "utt_id",
-    text_column: str = "hyp",
-    score_column: str = "score",
-    ref_column: str | None = None,
-    split_column: str | None = None,
     format: str | None = None,
     input_format: str | None = None,
     lm_scores: str | os.PathLike[str] | None = None,
@@ -120,6 +88,7 @@ def rescore(
     progress: bool | None = None,
     chunk_size: int = 256,
     stream: Any = None,
+    **options: Any,
 ) -> RescoreResult:
     """Rescore an n-best table with a masked or causal LM and choose the best hypothesis per utterance.
 
@@ -129,6 +98,7 @@ def rescore(
             writes nothing (``stream``: write TSV there instead).
         model: a Hub name, a local folder or a loaded scorer (masked or causal).
         metric: a masked LM's PLL metric (default: the scorer's, word-l2r); None for a causal LM.
+        **options: how the scored table is combined, chosen and evaluated (:func:`rescore_frame`'s keywords):
         lam, beta: the weights of the LM score and of the token count (ignored with ``tune_on_dev``).
         tune_on_dev: grid-search ``lam`` and ``beta`` on the rows whose split is ``dev`` (needs
             references and ``split_column``, default ``split``) and apply the best to every row.
@@ -149,17 +119,15 @@ def rescore(
 
     t0 = time.perf_counter()
     out_name = None if output is None else os.fspath(output)
-    settings = RescoreSettings(
-        lam=lam, beta=beta, tune_on_dev=tune_on_dev, lambda_grid=lambda_grid, beta_grid=beta_grid,
-        eval_metric=eval_metric, utt_column=utt_column, text_column=text_column, score_column=score_column,
-        ref_column=ref_column, split_column="split" if tune_on_dev and split_column is None else split_column,
-    )  # fmt: skip
+    settings = RescoreSettings.of(options, "rescore", ref=None)
+    if settings.tune_on_dev and settings.columns.split is None:
+        settings = replace(settings, columns=replace(settings.columns, split="split"))
     fmt, lm_scores = _check_output(out_name, nbest, format, lm_scores, resume=resume, force=force)
     frame, settings = _read_checked(nbest, settings, input_format)
 
     scorer = as_scorer(model, device=device, dtype=dtype, max_tokens=max_tokens)
     texts, lm_metric = _add_lm_scores(
-        frame, scorer, text_column, metric=metric, lm_scores=lm_scores, resume=resume, force=force,
+        frame, scorer, settings.columns.text, metric=metric, lm_scores=lm_scores, resume=resume, force=force,
         progress=progress, chunk_size=chunk_size,
     )  # fmt: skip
 
@@ -200,10 +168,10 @@ def _summary(
         lam=float(settings.lam if tuning is None else tuning.lam),
         beta=float(settings.beta if tuning is None else tuning.beta),
         tuned=settings.tune_on_dev,
-        n_utterances=int(frame[settings.utt_column].nunique()),
+        n_utterances=int(frame[settings.columns.utt].nunique()),
         n_hypotheses=len(frame),
         n_texts=n_texts,
-        eval_metric=settings.eval_metric if settings.ref_column is not None else None,
+        eval_metric=settings.eval_metric if settings.columns.ref is not None else None,
         scores=per_split,
         output=output,
         lm_scores=None if lm_scores is None else os.fspath(lm_scores),
@@ -217,17 +185,9 @@ def _read_checked(nbest: Any, settings: RescoreSettings, input_format: str | Non
     Everything that can fail without a model fails here, before the scoring: the table, what tuning
     needs, and a missing jiwer or sacrebleu.
     """
-    frame, ref = read_nbest(
-        nbest,
-        utt_column=settings.utt_column,
-        text_column=settings.text_column,
-        score_column=settings.score_column,
-        ref_column=settings.ref_column,
-        split_column=settings.split_column,
-        fmt=input_format,
-    )
-    settings = replace(settings, ref_column=ref).checked(frame)
-    if ref is not None:
+    frame, columns = read_checked(nbest, settings.columns, input_format)
+    settings = replace(settings, columns=columns).checked(frame)
+    if columns.ref is not None:
         require("jiwer" if settings.eval_metric == "wer" else "sacrebleu", settings.eval_metric.upper())
     return frame, settings
 

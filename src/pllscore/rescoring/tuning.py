@@ -16,6 +16,7 @@ import numpy as np
 from pllscore.errors import InputError
 from pllscore.rescoring.choice import best_per_group, combined_score, utterance_codes
 from pllscore.rescoring.evaluation import check_eval_metric, corpus_metric
+from pllscore.rescoring.nbest import NbestColumns
 
 __all__ = ["DEFAULT_BETA_GRID", "DEFAULT_LAMBDA_GRID", "Tuning", "parse_grid", "tune"]
 
@@ -40,26 +41,25 @@ def tune(
     beta_grid: Sequence[float] | str = DEFAULT_BETA_GRID,
     *,
     metric: str = "wer",
-    score_column: str = "score",
-    utt_column: str = "utt_id",
-    text_column: str = "hyp",
-    ref_column: str = "ref",
+    **columns: str | None,
 ) -> Tuning:
     """Grid-search ``lam`` and ``beta`` for the lowest corpus WER (or the highest BLEU) on ``dev``.
 
     ``dev`` has the scored columns (``lm``, ``n_tokens``) and a reference per hypothesis. Among
     grid points that tie, the one with the smallest ``lam``, then the smallest ``|beta|``, then the
-    smallest ``beta`` wins (the least change to the first pass).
+    smallest ``beta`` wins (the least change to the first pass). ``columns``: ``score_column`` (default
+    ``score``), ``utt_column`` (``utt_id``), ``text_column`` (``hyp``), ``ref_column`` (``ref``).
     """
     import pandas as pd
 
+    cols = NbestColumns.of(columns, "tune", ref="ref")
     metric = check_eval_metric(metric)
     lams, betas = parse_grid(lam_grid, "lambda"), parse_grid(beta_grid, "beta")
-    score = dev[score_column].to_numpy(np.float64)
+    score = dev[cols.score].to_numpy(np.float64)
     lm = dev["lm"].to_numpy(np.float64)
     n = dev["n_tokens"].to_numpy(np.float64)
-    codes = utterance_codes(dev, utt_column)
-    refs, hyps = dev[ref_column].tolist(), dev[text_column].tolist()
+    codes = utterance_codes(dev, cols.utt)
+    refs, hyps = dev[cols.ref].tolist(), dev[cols.text].tolist()
     seen: dict[bytes, float] = {}  # many grid points make the same choice: evaluate each choice once
     rows = []
     for lam in lams:
