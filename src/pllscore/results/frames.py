@@ -47,7 +47,7 @@ def to_frame(
     """
     import pandas as pd
 
-    items, extra, unigram = _views(results, level, base, surprisal, norm, unigram)
+    items, extra, unigram = _views(results, level, base=base, surprisal=surprisal, norm=norm, unigram=unigram)
     value = "surprisal" if items and items[0].surprisal else "logprob"
     if level == "sentence":
         rows, columns = _sentence_rows(items, extra, unigram)
@@ -100,16 +100,10 @@ def _token_values(r: SentenceScore) -> list[tuple[Any, ...]]:
     return [(t.piece, t.span[0], t.span[1], t.word, t.score, t.scored) for t in r.tokens]
 
 
-def to_wide_frame(
-    results: Results | Sequence[SentenceScore],
-    level: Level = "sentence",
-    *,
-    base: float | Literal["e"] | None = None,
-    surprisal: bool | None = None,
-    norm: str | Sequence[str] | None = None,
-    unigram: Any = None,
-) -> Any:
+def to_wide_frame(results: Results | Sequence[SentenceScore], level: Level = "sentence", **options: Any) -> Any:
     """A DataFrame with one column of scores per metric, one row per text (or word, or token).
+
+    ``options`` are those of :func:`to_frame`: ``base``, ``surprisal``, ``norm`` and ``unigram``.
 
     Sentence level has ``index, n_tokens, n_words`` and per metric ``<metric>`` (total) and
     ``<metric>_mean``, then ``<metric>_<norm>`` for each other norm asked (``word-l2r_slor``,
@@ -121,7 +115,7 @@ def to_wide_frame(
     """
     import pandas as pd
 
-    items, extra, unigram = _views(results, level, base, surprisal, norm, unigram)
+    items, extra, unigram = _views(results, level, **options)
     by_metric: dict[str, list[SentenceScore]] = {}
     for r in items:
         by_metric.setdefault(r.metric, []).append(r)
@@ -191,9 +185,16 @@ def _wide_tokens(by_metric: dict[str, list[SentenceScore]]) -> dict[str, Any]:
 
 
 def _views(
-    results: Iterable[SentenceScore], level: str, base: Any, surprisal: bool | None, norm: Any, unigram: Any
+    results: Iterable[SentenceScore],
+    level: str,
+    *,
+    base: Any = None,
+    surprisal: Any = None,
+    norm: Any = None,
+    unigram: Any = None,
 ) -> tuple[list[SentenceScore], tuple[str, ...], Any]:
-    """The results in the asked unit, the norm columns to add and the loaded unigram model.
+    """The results in the asked unit, the norm columns to add and the loaded unigram model: the one reading of
+    the options of :func:`to_frame` and :func:`to_wide_frame`.
 
     The unigram model is loaded and the norms checked first, so their errors come before a bad base's.
     """
