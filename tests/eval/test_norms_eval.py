@@ -58,7 +58,7 @@ def test_pairs_accuracy_per_norm(tmp_path):
     (tmp_path / "pairs.csv").write_text("g,b\n" + "".join(f"{g},{b}\n" for g, b in PAIRS))
     (tmp_path / "counts.csv").write_text(COUNTS)
     norms = ["sum", "mean", "slor", "norm-lp", "per-char"]
-    res = run_pairs(tmp_path / "pairs.csv", [WordScorer()], good="g", bad="b", norms=norms,
+    res = run_pairs(tmp_path / "pairs.csv", [WordScorer()], good="g", bad="b", norm=norms,
                     unigram=tmp_path / "counts.csv", output=tmp_path / "out")  # fmt: skip
     for n in norms:
         right = [_by_hand(g, n) > _by_hand(b, n) for g, b in PAIRS]
@@ -85,7 +85,7 @@ def test_blimp_one_accuracy_column_per_norm(tmp_path):
                 f.write(json.dumps({"sentence_good": g, "sentence_bad": b, "UID": uid, "linguistics_term": "binding"}))
                 f.write("\n")
     (tmp_path / "counts.csv").write_text(COUNTS)
-    res = run_blimp([WordScorer()], data=data, norms=["sum", "mean", "slor"], unigram=tmp_path / "counts.csv",
+    res = run_blimp([WordScorer()], data=data, norm=["sum", "mean", "slor"], unigram=tmp_path / "counts.csv",
                     output=tmp_path / "out")  # fmt: skip
     assert list(res.summary.columns[:5]) == ["model", "metric", "Overall", "Overall_mean", "Overall_slor"]
     row = res.summary.iloc[0]
@@ -99,11 +99,11 @@ def test_blimp_one_accuracy_column_per_norm(tmp_path):
 
 def test_norm_mistakes_before_any_model_is_loaded(tmp_path):
     with pytest.raises(InputError, match="needs unigram"):
-        run_blimp(["no/such/model"], data=tmp_path, norms=["slor"])
+        run_blimp(["no/such/model"], data=tmp_path, norm=["slor"])
     with pytest.raises(InputError, match="unknown norm"):
-        run_blimp(["no/such/model"], data=tmp_path, norms=["best"])
+        run_blimp(["no/such/model"], data=tmp_path, norm=["best"])
     with pytest.raises(InputError, match="not found"):
-        run_blimp(["no/such/model"], data=tmp_path, norms=["slor"], unigram=tmp_path / "none.tsv")
+        run_blimp(["no/such/model"], data=tmp_path, norm=["slor"], unigram=tmp_path / "none.tsv")
 
 
 def test_diagnose_length_per_norm():
@@ -131,7 +131,7 @@ def test_report_shows_the_normalised_columns(tmp_path):
         for g, b in PAIRS:
             f.write(json.dumps({"sentence_good": g, "sentence_bad": b, "UID": "p1", "linguistics_term": "binding"}))
             f.write("\n")
-    run_blimp([WordScorer()], data=data, norms=["sum", "mean"], output=tmp_path / "with")
+    run_blimp([WordScorer()], data=data, norm=["sum", "mean"], output=tmp_path / "with")
     run_blimp([WordScorer()], data=data, output=tmp_path / "plain")
     page, md = make_report([tmp_path / "with", tmp_path / "plain"], tmp_path / "r.html")
     text = md.read_text()
@@ -139,3 +139,11 @@ def test_report_shows_the_normalised_columns(tmp_path):
     assert "Overall_mean" in with_part and "per scored token" in with_part
     assert "words word-l2r mean" in page.read_text()  # the per-paradigm table, per norm
     assert "Overall_" not in plain_part and "&gt;" not in text
+
+
+def test_norms_keyword_is_deprecated_for_norm(tmp_path):
+    from pllscore.eval.settings import EvalSettings
+
+    with pytest.warns(DeprecationWarning, match="use norm="):
+        settings = EvalSettings.merge(norms=["mean"])
+    assert settings.table.norm == EvalSettings.merge(norm=["mean"]).table.norm == ("mean",)

@@ -66,7 +66,7 @@ def score_pairs(
     if prepared is None:
         from pllscore.eval.settings import EvalSettings
 
-        given = EvalSettings.merge(metrics=metrics, norms=norms, unigram=unigram, convention=convention)
+        given = EvalSettings.merge(metrics=metrics, norm=norms, unigram=unigram, convention=convention)
         prepared = given.prepare(scorer)
     extra = pair_norms(prepared)
     sentences = list(dict.fromkeys([*pairs[good].tolist(), *pairs[bad].tolist()]))

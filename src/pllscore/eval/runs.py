@@ -123,11 +123,11 @@ def run_blimp(
     ``convention``) and ``table`` (``norm``, ``unigram``, ``unigram_corpus``) are the settings of
     ``pllscore score``. ``options`` are the keyword options of the first version
     (:data:`pllscore.eval.settings.KEYWORDS`); one that is not None is written into the settings:
-    ``metrics``, ``convention`` into ``text``; ``norms`` (as ``norm``), ``unigram``, ``unigram_corpus``
-    into ``table``; ``device``, ``dtype``, ``compile``, ``share_prefixes`` into ``model`` (passed to
+    ``metrics``, ``convention`` into ``text``; ``norm`` (``norms=`` is its deprecated spelling), ``unigram``,
+    ``unigram_corpus`` into ``table``; ``device``, ``dtype``, ``compile``, ``share_prefixes`` into ``model`` (passed to
     :func:`pllscore.load`). ``progress``: a bar on stderr (None: only when stderr is a terminal).
 
-    ``norms`` (:data:`pllscore.results.norms.NORMS`; ``sum`` is always there) adds per norm
+    ``norm`` (:data:`pllscore.results.norms.NORMS`; ``sum`` is always there) adds per norm
     ``good_<norm>``, ``bad_<norm>``, ``correct_<norm>`` to the pairs, ``accuracy_<norm>`` to the
     paradigms and ``Overall_<norm>`` to the summary; ``slor`` and ``norm-lp`` need ``unigram``
     (a token-count table or ``"wordfreq"``) or ``unigram_corpus`` (counted with each model's

@@ -3,14 +3,16 @@
 :func:`~pllscore.eval.runs.run_blimp` and :func:`~pllscore.eval.runs.run_pairs` take a
 :class:`~pllscore.settings.ModelSettings`, a :class:`~pllscore.settings.TextSettings` and a
 :class:`~pllscore.settings.TableSettings`, as ``pllscore score`` does, and still take the keyword
-options of their first version (``metrics=``, ``norms=``, ``device=``, ...). :meth:`EvalSettings.merge`
-is the one place where those keywords become settings; :meth:`EvalSettings.prepare` binds them to a
-scorer through :meth:`pllscore.jobs.table.ScoreOptions.prepare`, the path every table is scored by.
+options of their first version (``metrics=``, ``norm=`` (``norms=`` is deprecated), ``device=``, ...).
+:meth:`EvalSettings.merge` is the one place where those keywords become settings;
+:meth:`EvalSettings.prepare` binds them to a scorer through
+:meth:`pllscore.jobs.table.ScoreOptions.prepare`, the path every table is scored by.
 """
 
 from __future__ import annotations
 
 import os
+import warnings
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -26,7 +28,8 @@ __all__ = ["EVAL_FIELDS", "KEYWORDS", "EvalSettings", "load_scorers"]
 KEYWORDS = {
     "metrics": ("text", "metrics"),
     "convention": ("text", "convention"),
-    "norms": ("table", "norm"),
+    "norm": ("table", "norm"),
+    "norms": ("table", "norm"),  # deprecated spelling: score_file, TableSettings and --norm say norm
     "unigram": ("table", "unigram"),
     "unigram_corpus": ("table", "unigram_corpus"),
     "device": ("model", "device"),
@@ -78,6 +81,12 @@ class EvalSettings:
         for key, value in keywords.items():
             if key not in KEYWORDS:
                 raise TypeError(f"unexpected keyword argument {key!r}")
+            if key == "norms" and value is not None:
+                warnings.warn(
+                    "norms= is deprecated; use norm= (one spelling with score_file, TableSettings and --norm)",
+                    DeprecationWarning,
+                    stacklevel=3,
+                )
             if value is not None:
                 group, name = KEYWORDS[key]
                 changes[group][name] = value
