@@ -21,24 +21,20 @@ from pllscore.errors import InputError, NonFiniteError, PllscoreError
 from pllscore.io.provenance import content_fingerprint, model_identity, now, run_record
 from pllscore.io.readers import InputTable, read_input
 from pllscore.io.writers import ResumableWriter, StreamWriter, meta_path, output_format
-from pllscore.jobs.run_settings import (
-    JobSettings,
-    check_resumable,
-    gather_job,
-    resolved_options,
-    resume_keys,
-    settings_record,
-)
+from pllscore.jobs.run_settings import JobSettings, RunRecord, gather_job
 from pllscore.jobs.table import TableJob
 from pllscore.settings import ModelSettings, RunSettings, TableSettings, TextSettings
 
 __all__ = ["Interrupted", "ScoreSummary", "score_file"]
 
 DEFAULT_CHUNK = RunSettings().chunk_size
-GROUPS = (ModelSettings, TextSettings, TableSettings, RunSettings)
 #: what a resumed file run must share with the first one: the input's content and the output's format,
 #: the model's files, the library's version and every recorded setting
-RESUME_KEYS = ("input_sha256", "n_input_rows", "model_fingerprint", "format", "pllscore", *resume_keys(*GROUPS))
+RECORD = RunRecord(
+    ("input_sha256", "n_input_rows", "model_fingerprint", "format", "pllscore"),
+    (ModelSettings, TextSettings, TableSettings, RunSettings),
+)
+RESUME_KEYS = RECORD.keys
 
 
 class Interrupted(PllscoreError):
@@ -75,9 +71,6 @@ def score_file(
     output: str | os.PathLike[str] | None = None,
     *,
     model: Any,
-    text: TextSettings | None = None,
-    table: TableSettings | None = None,
-    run: RunSettings | None = None,
     stream: TextIO | None = None,
     **options: Any,
 ) -> ScoreSummary:
@@ -90,6 +83,10 @@ def score_file(
         model: a Hub name, a local folder, a .gguf file, a loaded scorer, or a
             :class:`~pllscore.settings.ModelSettings` (the model and how it is loaded: device, dtype,
             max_tokens, compile, share_prefixes, long, stride; speed settings never change a number).
+        stream: where output goes when ``output`` is None (default stdout).
+        **options: the settings objects below, each by its group's name, and any field of them by name
+            (``metrics="all"``, ``level="word"``, ``device="cpu"``, ``resume=True``, ...), put into the object
+            given or the defaults; an unknown name is refused.
         text: :class:`~pllscore.settings.TextSettings`: ``metrics`` (masked LMs; None for a causal LM),
             ``context``/``context_column``/``sep``, ``words``/``words_column``/``word_sep``/``mask_by``,
             per-token ``outputs`` (entropy, rank), ``word_prob`` (bow) and ``convention`` (paper, lm-eval);
@@ -101,14 +98,11 @@ def score_file(
         run: :class:`~pllscore.settings.RunSettings`: ``resume`` (continue after the last finished chunk;
             refused when the input's content, the model or a recorded setting differs), ``force``,
             ``progress`` (None: a bar only when stderr is a terminal) and ``chunk_size``.
-        stream: where output goes when ``output`` is None (default stdout).
-        **options: any field of these settings by name (``metrics="all"``, ``level="word"``, ``device="cpu"``,
-            ``resume=True``, ...), put into the object given or the defaults; an unknown name is refused.
 
     Raises:
         Interrupted: on Ctrl-C, after recording progress; rerun with ``resume=True``.
     """
-    job = gather_job(model, options, what="score_file", text=text, table=table, run=run)
+    job = gather_job(model, options, what="score_file")
     return _FileRun(job, input, output).run(stream)
 
 
@@ -142,12 +136,11 @@ class _FileRun:
         provenance = run_record(scorer, prepared.metrics)
         identity = model_identity(scorer)
         unigram = prepared.unigram.describe() if prepared.unigram is not None else None
-        settings = settings_record(
-            job.model, job.text, job.table, job.run,
+        settings = RECORD.settings(
+            job, prepared.asked, prepared.norms, unigram,
             model=identity["name"], revision=scorer.revision, kind=scorer.kind, dtype=provenance["dtype"],
             bos=scorer.bos if causal else None, stride=scorer.stride if causal else None,  # type: ignore[union-attr]
             metrics=list(prepared.metrics), column=table.column,
-            **resolved_options(prepared.asked, prepared.norms, unigram),
         )  # fmt: skip
         return {
             "input": os.path.abspath(table.source) if not table.source.startswith("<") else table.source,
@@ -166,7 +159,7 @@ class _FileRun:
         meta = self.meta()
         if run.resume and out_name is not None and meta_path(out_name).exists():
             old = json.loads(meta_path(out_name).read_text())
-            check_resumable(old, meta, RESUME_KEYS, repr(out_name), groups=GROUPS)
+            RECORD.check(old, meta, repr(out_name))
         writer: ResumableWriter | StreamWriter
         if out_name is None:
             writer = StreamWriter(self.fmt, stream)

@@ -24,23 +24,19 @@ from typing import Any
 from pllscore.errors import InputError, PllscoreError
 from pllscore.io.formats import INPUT_SUFFIXES
 from pllscore.jobs.ray_actor import BLOCK, FILE, LINE, ROW, BlockScorer, pllscore_cause, shard_path
-from pllscore.jobs.run_settings import (
-    JobSettings,
-    check_resumable,
-    gather_job,
-    resolved_options,
-    resume_keys,
-    settings_record,
-)
+from pllscore.jobs.run_settings import JobSettings, RunRecord, gather_job
 from pllscore.metrics import DEFAULT_METRIC
 from pllscore.settings import ModelSettings, RaySettings, RunSettings, TableSettings, TextSettings
 
 __all__ = ["RESUME_KEYS", "RaySummary", "expand_inputs", "kind_from_model_name", "score_dataset"]
 
-GROUPS = (ModelSettings, TextSettings, TableSettings, RaySettings)
 #: what a resumed Ray run must share with the first one: the inputs' content, the model's files, the
 #: library's version and every recorded setting (the block size among them)
-RESUME_KEYS = ("input_sha256", "model_fingerprint", "pllscore", *resume_keys(*GROUPS))
+RECORD = RunRecord(
+    ("input_sha256", "model_fingerprint", "pllscore"),
+    (ModelSettings, TextSettings, TableSettings, RaySettings),
+)
+RESUME_KEYS = RECORD.keys
 
 
 @dataclass
@@ -104,10 +100,6 @@ def score_dataset(
     output_dir: str | os.PathLike[str],
     *,
     model: str | os.PathLike[str] | ModelSettings,
-    text: TextSettings | None = None,
-    table: TableSettings | None = None,
-    run: RunSettings | None = None,
-    ray: RaySettings | None = None,
     **options: Any,
 ) -> RaySummary:
     """Score files, folders or globs on a Ray cluster; write sharded Parquet into ``output_dir``.
@@ -116,6 +108,8 @@ def score_dataset(
         inputs: .txt/.csv/.tsv/.jsonl/.parquet files, folders of them, or globs.
         output_dir: the folder for ``part-<block>.parquet`` shards and ``_meta.json``.
         model: a Hub name or a folder every worker can read, or a :class:`~pllscore.settings.ModelSettings`.
+        **options: the settings objects, each by its group's name, and any field of them by name, as for
+            :func:`pllscore.score_file`:
         text, table, run: as for :func:`pllscore.score_file` (``run``: ``resume`` skips blocks whose shard
             exists, ``force`` deletes an existing output first); a unigram table or corpus file must be
             readable by every worker (each actor counts a corpus once).
@@ -123,13 +117,12 @@ def score_dataset(
             the running cluster, ``"ray://host:10001"`` a remote one), ``workers`` (default: as many as the
             cluster's CPUs allow), ``cpus_per_worker``, ``gpus_per_worker`` and ``block_rows`` (input rows
             per block: the unit of work, of resume and of output shards).
-        **options: any field of these settings by name, as for :func:`pllscore.score_file`.
 
     Returns:
         A summary: rows, blocks, seconds, retried blocks. Output columns are those of a local
         ``score_file`` run, ``row`` being the row's index over all input files in sorted order.
     """
-    job = gather_job(model, options, what="score_dataset", text=text, table=table, run=run, ray=ray, on_ray=True)
+    job = gather_job(model, options, what="score_dataset", on_ray=True)
     ray_api = _ray()
     from pllscore.io.provenance import command_line, now
     from pllscore.io.writers import write_json
@@ -185,10 +178,9 @@ def _settings_record(job: JobSettings, files: list[str], options: Any) -> dict[s
     return {
         "inputs": files, "input_sha256": content_fingerprint(files), "model_fingerprint": identity["fingerprint"],
         "pllscore": __version__,
-        **settings_record(
-            job.model, job.text, job.table, job.ray, model=identity["name"], revision=identity["revision"],
-            kind=kind, bos=True if kind == "causal" else None, metrics=chosen,
-            **resolved_options(asked, norms, _unigram_record(options) if norms else None),
+        **RECORD.settings(
+            job, asked, norms, _unigram_record(options) if norms else None, model=identity["name"],
+            revision=identity["revision"], kind=kind, bos=True if kind == "causal" else None, metrics=chosen,
         ),
     }  # fmt: skip
 
@@ -210,8 +202,7 @@ def _open_output(out: Path, settings: dict[str, Any], run: RunSettings) -> None:
                     f"cannot resume {os.fspath(out)!r}: its _meta.json is missing or broken; use --force to start over"
                 ) from None
             # outputs written before the kind was recorded: the kind the fingerprinted model's config gives
-            legacy = {"kind": settings["kind"]}
-            check_resumable(old, settings, RESUME_KEYS, repr(os.fspath(out)), groups=GROUPS, legacy=legacy)
+            RECORD.check(old, settings, repr(os.fspath(out)), kind=settings["kind"])
             for tmp in out.glob(".part-*.tmp"):  # shards cut off before their commit
                 tmp.unlink()
     try:

@@ -19,7 +19,9 @@ from pllscore.errors import InputError
 from pllscore.io.writers import check_resume
 from pllscore.settings import ModelSettings, RaySettings, RunSettings, Settings, TableSettings, TextSettings, gather
 
-__all__ = ["JobSettings", "check_resumable", "gather_job", "resolved_options", "resume_keys", "settings_record"]
+__all__ = [
+    "JobSettings", "RunRecord", "check_resumable", "gather_job", "resolved_options", "resume_keys", "settings_record",
+]  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -40,27 +42,46 @@ class JobSettings:
         return ScoreOptions.from_settings(self.text, self.table, self.model.long)
 
 
-def gather_job(
-    model: Any,
-    options: dict[str, Any],
-    *,
-    what: str,
-    text: TextSettings | None = None,
-    table: TableSettings | None = None,
-    run: RunSettings | None = None,
-    ray: RaySettings | None = None,
-    on_ray: bool = False,
-) -> JobSettings:
-    """The settings of a run: the objects given (or their defaults) with the keyword ``options`` put in.
+@dataclass(frozen=True)
+class RunRecord:
+    """What an engine records of a run, and what a resumed run must share with the first one: the engine's
+    ``identity`` keys (the input's content, the model's files, the version, ...) and every recorded field of
+    its settings ``groups``. Each engine (local, Ray) declares one; both record and compare through it."""
+
+    identity: tuple[str, ...]
+    groups: tuple[type[Settings], ...]
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        """Every key a resumed run is compared on."""
+        return (*self.identity, *resume_keys(*self.groups))
+
+    def settings(
+        self, job: JobSettings, asked: Sequence[str], norms: Sequence[str], unigram: Any, **resolved: Any
+    ) -> dict[str, Any]:
+        """:func:`settings_record` of ``job``'s groups, with what the run ``resolved`` and the options it resolved
+        against its model (:func:`resolved_options` of ``asked``, ``norms`` and ``unigram``)."""
+        groups = (getattr(job, g.group) for g in self.groups)
+        return settings_record(*groups, **resolved, **resolved_options(asked, norms, unigram))
+
+    def check(self, old: Mapping[str, Any], new: Mapping[str, Any], what: str, **legacy: Any) -> None:
+        """:func:`check_resumable` of :attr:`keys` (``legacy``: what an older output made without recording)."""
+        check_resumable(old, new, self.keys, what, groups=self.groups, legacy=legacy or None)
+
+
+def gather_job(model: Any, options: dict[str, Any], *, what: str, on_ray: bool = False) -> JobSettings:
+    """The settings of a run: the settings objects given in ``options`` by their group's name (``text=``,
+    ``table=``, ``run=``, and ``ray=`` ``on_ray``; the defaults where not given), with the other keyword
+    ``options`` put in.
 
     ``model`` is a :class:`~pllscore.settings.ModelSettings`, or the model itself (a name or a scorer). An
     option that is no field of the groups ``what`` takes (the Ray group only ``on_ray``) is refused.
     """
+    rest = dict(options)
     models = model if isinstance(model, ModelSettings) else ModelSettings(model=model)
-    groups: list[Settings] = [models, text or TextSettings(), table or TableSettings(), run or RunSettings()]
-    if on_ray:
-        groups.append(ray or RaySettings())
-    got = gather(options, *groups, what=what)
+    kinds = (TextSettings, TableSettings, RunSettings, *((RaySettings,) if on_ray else ()))
+    groups: list[Settings] = [models, *(rest.pop(kind.group, None) or kind() for kind in kinds)]
+    got = gather(rest, *groups, what=what)
     if got[0].model is None:
         raise InputError(f"{what}() needs a model: a Hub name, a local folder, a .gguf file or a loaded scorer")
     return JobSettings(*got[:4], ray=got[4] if on_ray else RaySettings())
