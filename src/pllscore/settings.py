@@ -23,8 +23,8 @@ from pllscore.metrics import DEFAULT_METRIC, METRICS
 
 __all__ = [
     "CONVENTIONS", "LEVELS", "LONG_MODES", "MASK_BY", "OUTPUTS", "WORD_MODES", "WORD_PROBS", "ModelSettings",
-    "RaySettings", "RunSettings", "Settings", "TableSettings", "TextSettings", "check_base", "check_choice", "gather",
-    "setting",
+    "RaySettings", "RunSettings", "Settings", "TableSettings", "TextSettings", "check_base", "check_choice", "choice",
+    "gather", "setting",
 ]  # fmt: skip
 
 LEVELS = ("sentence", "word", "token")
@@ -111,6 +111,12 @@ def setting(
     if factory is not None:
         return field(default_factory=factory, metadata=meta)
     return field(default=default, metadata=meta)
+
+
+def choice(what: str, default: Any, help: str, *, optional: bool = False) -> Any:
+    """A field whose value is one of the choices of ``what`` (:func:`check_choice`); its flag is ``--what``
+    (``mask_by``: ``--mask-by``). ``optional``: None and non-strings pass (see :func:`_choice`)."""
+    return setting(default, help, flags=("--" + what.replace("_", "-"),), check=_choice(what, optional=optional))
 
 
 S = TypeVar("S", bound="Settings")
@@ -223,9 +229,7 @@ class ModelSettings(Settings):
         flags=("--share-prefixes/--no-share-prefixes",),
         record=False,
     )
-    long: str = setting(
-        "error", "Texts longer than the model allows: error, or window.", flags=("--long",), check=_choice("long")
-    )
+    long: str = choice("long", "error", "Texts longer than the model allows: error, or window.")
     stride: int | None = setting(
         None, "Causal window step for --long window.", flags=("--stride",), check=_positive("stride")
     )
@@ -281,21 +285,15 @@ class TextSettings(Settings):
         None, "Score each text given the value of this column of its row.", flags=("--context-column",)
     )
     sep: str = setting(" ", "What joins a context and its text (default one space).", flags=("--context-sep",))
-    words: str = setting(
-        "tokenizer",
-        "Words of word scores and --level word: tokenizer (default) or whitespace.",
-        flags=("--words",),
-        check=_choice("words", optional=True),
+    words: str = choice(
+        "words", "tokenizer", "Words of word scores and --level word: tokenizer (default) or whitespace.", optional=True
     )
     words_column: str | None = setting(
         None, "Column of pre-segmented words, a JSON list per row, joined by --word-sep.", flags=("--words-column",)
     )
     word_sep: str = setting(" ", "What joins the words of --words-column (default a space).", flags=("--word-sep",))
-    mask_by: str = setting(
-        "tokenizer",
-        "word-l2r/whole-word mask: tokenizer words (default) or the user's words.",
-        flags=("--mask-by",),
-        check=_choice("mask_by"),
+    mask_by: str = choice(
+        "mask_by", "tokenizer", "word-l2r/whole-word mask: tokenizer words (default) or the user's words."
     )
     outputs: tuple[str, ...] = setting(
         (),
@@ -307,17 +305,14 @@ class TextSettings(Settings):
             "rank": "Also write <metric>_rank: each token's rank (1: the top choice).",
         },
     )
-    word_prob: str | None = setting(
+    word_prob: str | None = choice(
+        "word_prob",
         None,
         "Word scores: sum of tokens, or bow (corrected for Ġ/▁ tokenizers; causal LMs).",
-        flags=("--word-prob",),
-        check=_choice("word_prob", optional=True),
+        optional=True,
     )
-    convention: str = setting(
-        "paper",
-        "paper (default: each text as given) or lm-eval (' ' + text, as lm-eval reads it).",
-        flags=("--convention",),
-        check=_choice("convention"),
+    convention: str = choice(
+        "convention", "paper", "paper (default: each text as given) or lm-eval (' ' + text, as lm-eval reads it)."
     )
 
     def _check_together(self) -> None:
@@ -337,7 +332,7 @@ class TableSettings(Settings):
 
     column: str | None = setting(None, "Text column of a table (default sentence/text).", flags=("--column",))
     id_column: str | None = setting(None, "Column copied to every output row.", flags=("--id-column",))
-    level: str = setting("sentence", "sentence, word or token.", flags=("--level",), check=_choice("level"))
+    level: str = choice("level", "sentence", "sentence, word or token.")
     base: float | str = setting("e", "Log base: e (nats) or 2 (bits).", flags=("--base",), check=check_base)
     surprisal: bool = setting(False, "Write surprisal (negated log-probability).", flags=("--surprisal",))
     norm: tuple[str, ...] | None = setting(
