@@ -38,7 +38,6 @@ from pllscore.eval.folder import (
 from pllscore.eval.pairs import pairs_tables, score_pairs
 from pllscore.eval.settings import EvalSettings, load_scorers
 from pllscore.io.tables import write_tables
-from pllscore.settings import ModelSettings, TableSettings, TextSettings
 
 __all__ = ["CONVENTION", "EvalResult", "run_blimp", "run_pairs"]
 
@@ -107,9 +106,6 @@ def run_blimp(
     output: PathLike | None = None,
     progress: bool | None = None,
     force: bool = False,
-    model: ModelSettings | None = None,
-    text: TextSettings | None = None,
-    table: TableSettings | None = None,
     **options: Any,
 ) -> EvalResult:
     """Score BLiMP with each model (masked models under ``metrics``, causal ones by log-likelihood).
@@ -119,9 +115,10 @@ def run_blimp(
     A folder that holds results made with other data, paradigms or ``limit`` is refused
     (:class:`InputError`) unless ``force``, which replaces them.
 
-    ``model`` (how each model is loaded; its ``model`` field is not read), ``text`` (``metrics``,
-    ``convention``) and ``table`` (``norm``, ``unigram``, ``unigram_corpus``) are the settings of
-    ``pllscore score``. ``options`` are the keyword options of the first version
+    ``options`` are the settings of ``pllscore score`` (merged by :meth:`EvalSettings.merge`): ``model``
+    (a :class:`~pllscore.settings.ModelSettings`: how each model is loaded; its ``model`` field is not read),
+    ``text`` (``metrics``, ``convention``) and ``table`` (``norm``, ``unigram``, ``unigram_corpus``), and
+    the keyword options of the first version
     (:data:`pllscore.eval.settings.KEYWORDS`); one that is not None is written into the settings:
     ``metrics``, ``convention`` into ``text``; ``norm`` (``norms=`` is its deprecated spelling), ``unigram``,
     ``unigram_corpus`` into ``table``; ``device``, ``dtype``, ``compile``, ``share_prefixes`` into ``model`` (passed to
@@ -140,7 +137,7 @@ def run_blimp(
     """
     from pllscore.io.provenance import content_fingerprint
 
-    settings = EvalSettings.merge(model, text, table, **options)
+    settings = EvalSettings.merge(**options)
     folder_key = settings.folder_key()  # checked before any model is loaded
     out = output_folder(output)
     pairs = load_blimp(data, paradigms, limit)
@@ -168,9 +165,6 @@ def run_pairs(
     output: PathLike | None = None,
     force: bool = False,
     progress: bool | None = None,
-    model: ModelSettings | None = None,
-    text: TextSettings | None = None,
-    table: TableSettings | None = None,
     **options: Any,
 ) -> EvalResult:
     """Score any minimal-pair table (csv/tsv/jsonl/parquet); accuracy overall and per ``group``.
@@ -185,7 +179,7 @@ def run_pairs(
     """
     from pllscore.io.provenance import content_fingerprint
 
-    settings = EvalSettings.merge(model, text, table, **options)
+    settings = EvalSettings.merge(**options)
     folder_key = settings.folder_key()  # checked before any model is loaded
     out = output_folder(output)
     pairs = _read_pairs(file, good, bad, group)
