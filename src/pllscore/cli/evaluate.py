@@ -13,7 +13,8 @@ from typing import Annotated, Any
 import typer
 
 from pllscore.cli.options import Quiet, output_option, progress_of, with_settings
-from pllscore.settings import ModelSettings, RunSettings, TableSettings, TextSettings
+from pllscore.eval.settings import EvalSettings
+from pllscore.settings import RunSettings
 
 __all__ = ["EVAL_FIELDS", "Models", "blimp_command", "pairs_command"]
 
@@ -45,9 +46,7 @@ def blimp_command(
     limit: int | None = typer.Option(None, "--limit", help="At most this many pairs per paradigm (quick runs)."),
     output: Path | None = output_option(_OUTPUT),
     quiet: Quiet = False,
-    model: ModelSettings = None,  # type: ignore[assignment]
-    text: TextSettings = None,  # type: ignore[assignment]
-    table: TableSettings = None,  # type: ignore[assignment]
+    settings: EvalSettings = None,  # type: ignore[assignment]
     run: RunSettings = None,  # type: ignore[assignment]
 ) -> None:
     """BLiMP accuracy per paradigm and phenomenon, in the paper's table layout."""
@@ -62,7 +61,7 @@ def blimp_command(
             raise InputError("pass --data with the folder of BLiMP <paradigm>.jsonl files")
     result = run_blimp(
         model_names, data=data, paradigms=paradigm or None, limit=limit, output=output, progress=progress_of(quiet),
-        force=run.force, model=model, text=text, table=table,
+        force=run.force, model=settings.model, text=settings.text, table=settings.table,
     )  # fmt: skip
     _show(result)
     if output is not None:
@@ -81,9 +80,7 @@ def pairs_command(
     bad: str = typer.Option(..., "--bad", help="Column of the unacceptable sentence."),
     group: str | None = typer.Option(None, "--group", help="Column to report accuracy by."),
     quiet: Quiet = False,
-    model: ModelSettings = None,  # type: ignore[assignment]
-    text: TextSettings = None,  # type: ignore[assignment]
-    table: TableSettings = None,  # type: ignore[assignment]
+    settings: EvalSettings = None,  # type: ignore[assignment]
     run: RunSettings = None,  # type: ignore[assignment]
 ) -> None:
     """Accuracy on any minimal-pair data set: a pair is right when score(good) > score(bad)."""
@@ -91,7 +88,7 @@ def pairs_command(
 
     result = run_pairs(
         file, model_names, good=good, bad=bad, group=group, output=output, progress=progress_of(quiet), force=run.force,
-        model=model, text=text, table=table,
+        model=settings.model, text=settings.text, table=settings.table,
     )  # fmt: skip
     _show(result)
 

@@ -88,6 +88,21 @@ def _group_params(
     return params
 
 
+def _groups_of(hint: Any) -> dict[str, type[Settings]] | None:
+    """The settings groups a parameter typed ``hint`` receives: a settings class (``{"": cls}``), or each field
+    of a dataclass made of settings groups (such as :class:`~pllscore.eval.settings.EvalSettings`); None for
+    any other parameter."""
+    if not isinstance(hint, type):
+        return None
+    if issubclass(hint, Settings):
+        return {"": hint}
+    if dataclasses.is_dataclass(hint):
+        fields = typing.get_type_hints(hint)
+        if fields and all(isinstance(t, type) and issubclass(t, Settings) for t in fields.values()):
+            return fields
+    return None
+
+
 def _build(cls: type[Settings], kwargs: dict[str, Any], skip: Callable[[str], bool]) -> Settings:
     """The settings object from the parsed options (popped from ``kwargs``)."""
     given: dict[str, Any] = {}
@@ -109,7 +124,8 @@ def with_settings(
     overrides: dict[str, dict[str, Any]] | None = None,
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Decorate a command whose parameters typed with a :class:`~pllscore.settings.Settings` class receive
-    that group, built from its fields' flags. ``skip``: fields the command declares itself (or leaves at
+    that group, built from its fields' flags (a parameter typed with a dataclass of settings groups receives
+    it, each group built so). ``skip``: fields the command declares itself (or leaves at
     their default); ``only``: the fields it offers (the others keep their default); ``overrides``: per
     field, another ``help``, ``flags`` or ``default``."""
     extra = dict(overrides or {})
@@ -120,16 +136,17 @@ def with_settings(
     def wrap(func: Callable[..., Any]) -> Callable[..., Any]:
         hints = typing.get_type_hints(func, include_extras=True)
         sig = inspect.signature(func)
-        groups = {
-            n: hints[n] for n in sig.parameters if isinstance(hints.get(n), type) and issubclass(hints[n], Settings)
-        }
+        groups = {n: parts for n in sig.parameters if (parts := _groups_of(hints.get(n))) is not None}
         own = [p.replace(annotation=hints.get(p.name, p.annotation)) for p in sig.parameters.values()]
         own = [p for p in own if p.name not in groups]
-        added = [p for cls in groups.values() for p in _group_params(cls, skipped, extra)]
+        added = [p for parts in groups.values() for cls in parts.values() for p in _group_params(cls, skipped, extra)]
 
         @functools.wraps(func)
         def command(**kwargs: Any) -> Any:
-            built = {n: _build(cls, kwargs, skipped) for n, cls in groups.items()}
+            built = {}
+            for n, parts in groups.items():
+                made = {name: _build(cls, kwargs, skipped) for name, cls in parts.items()}
+                built[n] = made[""] if "" in made else hints[n](**made)
             return func(**kwargs, **built)
 
         params = own + added
