@@ -51,7 +51,7 @@ def _cli(argv: list[str], chunk: int) -> None:
 def forkserver():
     ctx = multiprocessing.get_context("forkserver")
     ctx.set_forkserver_preload(["torch", "transformers", "pandas", "pyarrow.parquet", "pllscore.cli",
-                                "pllscore.scoring.scorers", "pllscore.jobs.local", __name__])  # fmt: skip
+                                "pllscore.scoring.api", "pllscore.jobs.local", __name__])  # fmt: skip
     return ctx
 
 

@@ -2,7 +2,7 @@
 
 test_ray starts its local Ray with ``runtime_env={"worker_process_setup_hook":
 "tests.distributed.actor_crash.install", ...}``, so every Ray worker process runs
-:func:`install` before any task or actor code. It wraps ``pllscore.scoring.scorers.load`` so that the scorer it
+:func:`install` before any task or actor code. It wraps ``pllscore.scoring.api.load`` so that the scorer it
 returns ends its process (``os._exit(1)``, as a segfault or a lost node would) when it is asked
 to score a batch holding :data:`CRASH_TEXT` for the first time. "First" holds across
 processes: the file named by ``$PLLSCORE_TEST_CRASH_MARKER`` is created by exactly one crash,
@@ -20,9 +20,9 @@ MARKER = "PLLSCORE_TEST_CRASH_MARKER"
 
 
 def install() -> None:
-    from pllscore.scoring import scorers
+    from pllscore.scoring import api
 
-    load = scorers.load
+    load = api.load
 
     def load_then_crash_once(*args: Any, **kwargs: Any) -> Any:
         scorer = load(*args, **kwargs)
@@ -37,7 +37,7 @@ def install() -> None:
         scorer.score = score_or_crash
         return scorer
 
-    scorers.load = load_then_crash_once  # what BlockScorer calls
+    api.load = load_then_crash_once  # what BlockScorer calls
 
 
 def _first_crash() -> bool:

@@ -154,7 +154,7 @@ def explain(
         mask_by: what word-l2r and whole-word mask: ``"tokenizer"`` (default) or the user's ``"words"``.
     """
     from pllscore.metrics import resolve_metrics
-    from pllscore.scoring.scorers import as_scorer
+    from pllscore.scoring.api import as_scorer
 
     mlm = as_scorer(model, kind="masked", role="explain", device=device, dtype=dtype)
     chosen = resolve_metrics(metrics)

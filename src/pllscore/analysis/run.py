@@ -89,7 +89,7 @@ def run_diagnose(
             :data:`pllscore.results.norms.NORMS`); ``slor`` and ``norm-lp`` need ``unigram`` (a token-count
             table or ``"wordfreq"``) or ``unigram_corpus`` (counted with each model's tokenizer).
     """
-    from pllscore.scoring.scorers import as_scorer
+    from pllscore.scoring.api import as_scorer
 
     chosen = _chosen_norms(norms, unigram, unigram_corpus)
     texts, source = _sentences(data, column, sample, seed)

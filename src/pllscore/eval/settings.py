@@ -149,9 +149,9 @@ def _unigram_key(table: TableSettings) -> dict[str, Any]:
 
 def load_scorers(models: Sequence[Any], settings: ModelSettings) -> list[Any]:
     """Each model loaded with ``settings`` (a name or a path), or taken as the scorer it already is."""
-    from pllscore.scoring import scorers
+    from pllscore.scoring import api
 
     if not models:
         raise InputError("no model given; pass --model (repeatable)")
     given = settings.load_kwargs()
-    return [scorers.load(m, **given) if isinstance(m, (str, os.PathLike)) else m for m in models]
+    return [api.load(m, **given) if isinstance(m, (str, os.PathLike)) else m for m in models]

@@ -176,7 +176,7 @@ class _FileRun:
 
 def _load(settings: ModelSettings) -> Any:
     """The scorer of the model settings (a scorer given as is; its stride must be the one asked)."""
-    from pllscore.scoring.scorers import as_scorer
+    from pllscore.scoring.api import as_scorer
 
     scorer = as_scorer(settings.model, **settings.load_kwargs())
     stride = settings.stride

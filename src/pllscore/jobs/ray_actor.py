@@ -38,11 +38,11 @@ class BlockScorer:
     ) -> None:
         import torch
 
-        from pllscore.scoring import scorers
+        from pllscore.scoring import api
 
         if threads > 0:
             torch.set_num_threads(threads)
-        self.scorer = scorers.load(model, **load)  # looked up at call time: tests/distributed/actor_crash.py wraps it
+        self.scorer = api.load(model, **load)  # looked up at call time: tests/distributed/actor_crash.py wraps it
         self.prepared = options.prepare(self.scorer)  # the metrics, the unigram model: once per actor
         self.settings, self.column, self.out = settings, settings["column"], Path(out)
 

@@ -115,7 +115,7 @@ def rescore(
     Returns:
         :class:`RescoreResult` ``(frame, summary)``.
     """
-    from pllscore.scoring.scorers import as_scorer
+    from pllscore.scoring.api import as_scorer
 
     t0 = time.perf_counter()
     out_name = None if output is None else os.fspath(output)

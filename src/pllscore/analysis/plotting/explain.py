@@ -8,8 +8,8 @@ from typing import Any
 
 import numpy as np
 
-from pllscore.errors import InputError
 from pllscore.analysis.plotting.backend import pyplot
+from pllscore.errors import InputError
 
 __all__ = ["draw_explanation", "plot_explanation"]
 
