@@ -40,6 +40,7 @@ __all__ = [
     "score",
     "score_dataset",
     "score_file",
+    "syntaxgym",
     "to_frame",
 ]
 
@@ -56,10 +57,12 @@ _LAZY = {
     "explain": "pllscore.analysis.explanation",
     "score_dataset": "pllscore.jobs.ray",
     "Explanation": "pllscore.analysis.explanation",
+    "syntaxgym": "pllscore.eval.syntaxgym.run",
 }
 
 if TYPE_CHECKING:
     from pllscore.analysis.explanation import Explanation, explain
+    from pllscore.eval.syntaxgym.run import syntaxgym
     from pllscore.jobs.local import Interrupted, ScoreSummary, score_file
     from pllscore.jobs.ray import score_dataset
     from pllscore.scoring.api import load, score

@@ -18,6 +18,7 @@ from pllscore.cli.lm_eval import LM_EVAL_CONTEXT, LM_EVAL_HELP, lm_eval_command
 from pllscore.cli.report import report_command
 from pllscore.cli.rescore import rescore_command
 from pllscore.cli.score import score_command
+from pllscore.cli.syntaxgym import syntaxgym_command
 from pllscore.errors import PllscoreError
 
 __all__ = ["app", "main"]
@@ -36,6 +37,7 @@ app.command("pairs")(pairs_command)
 app.command("diagnose")(diagnose_command)
 app.command("report")(report_command)
 app.command("rescore")(rescore_command)
+app.command("syntaxgym")(syntaxgym_command)
 app.command("lm-eval", context_settings=LM_EVAL_CONTEXT, help=LM_EVAL_HELP, add_help_option=False)(lm_eval_command)
 
 
@@ -68,7 +70,7 @@ def _quiet_libraries() -> None:
 def main() -> None:
     """Entry point of the console script."""
     debug = "--debug" in sys.argv[1:]
-    commands = ("score", "explain", "blimp", "pairs", "diagnose", "report", "rescore", "lm-eval")
+    commands = ("score", "explain", "blimp", "pairs", "diagnose", "report", "rescore", "lm-eval", "syntaxgym")
     if any(a in sys.argv[1:] for a in commands):
         _quiet_libraries()
     try:

@@ -1,0 +1,48 @@
+"""``pllscore syntaxgym``: SyntaxGym test suites, scored in-process by a causal or masked LM.
+
+The model, device, dtype and metric options are settings fields (:func:`pllscore.cli.options.with_settings`),
+as in ``pllscore score``; the command declares the suites and the output folder.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from pllscore.cli.options import Quiet, output_option, progress_of, with_settings
+from pllscore.settings import ModelSettings, RunSettings, TextSettings
+
+__all__ = ["syntaxgym_command"]
+
+_FIELDS = ("model", "device", "dtype", "max_tokens", "compile", "share_prefixes", "metrics", "force")
+_OVERRIDES = {
+    "model": {"help": "Causal or masked LM: Hub name, local folder or .gguf file.", "default": ...},
+    "force": {"help": "Start --output afresh instead of adding to (and resuming) what it holds."},
+}
+
+
+@with_settings(only=_FIELDS, overrides=_OVERRIDES)
+def syntaxgym_command(
+    suites: list[Path] = typer.Argument(..., help="SyntaxGym test suite files (JSON); one or more."),
+    output: Path | None = output_option("Folder for regions.csv, predictions.csv, summary.csv (resumed by suite)."),
+    quiet: Quiet = False,
+    run: RunSettings = None,  # type: ignore[assignment]
+    model: ModelSettings = None,  # type: ignore[assignment]
+    text: TextSettings = None,  # type: ignore[assignment]
+) -> None:
+    """Region surprisals and prediction accuracy on SyntaxGym test suites; one summary line per suite."""
+    from pllscore.eval.syntaxgym.run import syntaxgym
+
+    progress = progress_of(quiet)
+    result = syntaxgym(suites, model.model, output=output, force=run.force, progress=progress, model=model, text=text)
+    for line in (*result.notes, *(f"suite {s}: already in {output}, skipped" for s in result.skipped)):
+        typer.echo(f"note: {line}", err=True)
+    if not result.summary.empty:
+        typer.echo(result.summary.to_string(index=False, float_format=lambda x: f"{x:.3f}"))
+    if output is not None:
+        typer.echo(f"tables written to {output}/ (regions.csv, predictions.csv, summary.csv, meta.json)", err=True)
+    for line in result.errors:
+        typer.echo(f"error: {line}", err=True)
+    if result.errors:
+        raise typer.Exit(1)

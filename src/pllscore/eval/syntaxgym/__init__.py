@@ -1,0 +1,1 @@
+"""SyntaxGym test suites: read and checked, scored by any model, their predictions evaluated."""

@@ -1,0 +1,71 @@
+"""Region surprisals: each token goes to the region that holds its first non-space character.
+
+A token belongs to the region holding the first non-space character at or after the token's start (its
+character offsets in the sentence, from the tokenizer): GPT-2's ``Ġthe`` starts at the space before
+``the`` and goes with ``the``'s region, and a token that is only whitespace (GPT-2's lone ``Ġ`` before a
+comma) goes with the region of the next character. Special tokens are never listed, so BOS conditions the
+first token and is no region's. A region's value is ``meta.metric`` of its tokens' surprisals in bits
+(``-log2 p``): ``sum`` (0 for an empty region), ``mean``, ``median``, ``range``, ``max``, ``min`` (NaN for an
+empty region: SyntaxGym 0.6 gives NaN for ``mean``/``median`` and fails on the others). A token without
+a score (a causal LM's first token when it has no BOS) is left out; a region with tokens but none scored
+is NaN.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+__all__ = ["aggregate", "region_of_tokens", "region_rows"]
+
+
+def region_of_tokens(
+    sentence: str, spans: Sequence[tuple[int, int] | None], offsets: Sequence[tuple[int, int]]
+) -> list[int]:
+    """Per token (character ``offsets`` in ``sentence``), the index of its region in ``spans``."""
+    owner = np.full(len(sentence) + 1, -1, dtype=np.int64)
+    for r, span in enumerate(spans):
+        if span is not None:
+            owner[span[0] : span[1]] = r
+    last = max(r for r, span in enumerate(spans) if span is not None)
+    regions = []
+    for start, _ in offsets:
+        at = start
+        while at < len(sentence) and sentence[at].isspace():
+            at += 1
+        regions.append(int(owner[at]) if at < len(sentence) and owner[at] >= 0 else last)
+    return regions
+
+
+def aggregate(values: np.ndarray, metric: str, n_tokens: int) -> float:
+    """``metric`` of a region's scored surprisals (bits); see the module's docstring for empty regions."""
+    if n_tokens == 0:
+        return 0.0 if metric == "sum" else math.nan
+    if values.size == 0:  # tokens, none of them scored
+        return math.nan
+    if metric == "sum":
+        return float(values.sum())
+    if metric == "mean":
+        return float(values.mean())
+    if metric == "median":
+        return float(np.median(values))
+    if metric == "range":
+        return float(np.ptp(values))
+    return float(values.max() if metric == "max" else values.min())
+
+
+def region_rows(condition: Any, score: Any, metric: str) -> list[tuple[int, str, float, int]]:
+    """``(region_number, content, value, n_tokens)`` per region of ``condition`` (a
+    :class:`~pllscore.eval.syntaxgym.suite.Condition`) from the :class:`~pllscore.SentenceScore` of its sentence."""
+    spans = condition.spans()
+    owner = np.asarray(region_of_tokens(condition.sentence, spans, score.offsets), dtype=np.int64)
+    bits = -np.asarray(score.logprobs, dtype=np.float64) / math.log(2)
+    rows = []
+    for r, (number, content) in enumerate(zip(condition.numbers, condition.contents)):
+        mine = bits[owner == r] if owner.size else bits[:0]
+        n = int(mine.size)
+        rows.append((number, content, aggregate(mine[~np.isnan(mine)], metric, n), n))
+    return rows
