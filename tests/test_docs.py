@@ -159,3 +159,30 @@ def test_site_builds_strictly(tmp_path):
     assert "--no-share-prefixes" in cli and "pllscore rescore" in cli
     api = (site / "reference" / "api" / "index.html").read_text()
     assert "name_or_path" in api and "SentenceScore" in api
+    assert 'id="pllscore.Scorer.encode"' in api and 'id="pllscore.scoring.Encodings"' in api
+
+
+def test_settings_reference_has_every_field():
+    """reference/settings.md: one generated table per settings group, a row for every field with its flag."""
+    import dataclasses
+    import importlib.util
+
+    from pllscore import settings
+
+    spec = importlib.util.spec_from_file_location("settings_reference", DOCS / "_hooks" / "settings_reference.py")
+    hook = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hook)
+    page = (DOCS / "reference" / "settings.md").read_text()
+    groups = [c for c in vars(settings).values() if isinstance(c, type) and issubclass(c, settings.Settings)]
+    groups = [c for c in groups if c is not settings.Settings]
+    assert {c.__name__ for c in groups} == set(hook.MARKER.findall(page)), "a settings group has no table"
+    assert hook.table(groups[0]) in hook.on_page_markdown(page, None)
+    for cls in groups:
+        rows = hook.table(cls).splitlines()
+        for f in dataclasses.fields(cls):
+            row = next((line for line in rows if line.startswith(f"| `{f.name}` |")), None)
+            assert row is not None, f"{cls.__name__}.{f.name} has no row"
+            for flag in f.metadata["flags"]:
+                assert f"`{flag.split('/')[0]}`" in row, (f.name, flag)
+    with pytest.raises(ValueError, match="not a settings group"):
+        hook.on_page_markdown("<!-- settings-reference: Settings -->", None)
