@@ -87,17 +87,17 @@ def score_file(
         **options: the settings objects below, each by its group's name, and any field of them by name
             (``metrics="all"``, ``level="word"``, ``device="cpu"``, ``resume=True``, ...), put into the object
             given or the defaults; an unknown name is refused.
-        text: :class:`~pllscore.settings.TextSettings`: ``metrics`` (masked LMs; None for a causal LM),
-            ``context``/``context_column``/``sep``, ``words``/``words_column``/``word_sep``/``mask_by``,
-            per-token ``outputs`` (entropy, rank), ``word_prob`` (bow) and ``convention`` (paper, lm-eval);
-            see :meth:`pllscore.MaskedScorer.score`.
-        table: :class:`~pllscore.settings.TableSettings`: ``column``, ``id_column``, ``level`` (sentence keeps
-            the input's columns, word, token), ``base``, ``surprisal``, ``norm`` (per-char, slor, norm-lp: a
-            ``<metric>_<norm>`` column each) with ``unigram``/``unigram_corpus``, ``format``, ``input_format``
-            and ``skip_empty`` (empty texts left out and reported instead of refused).
-        run: :class:`~pllscore.settings.RunSettings`: ``resume`` (continue after the last finished chunk;
-            refused when the input's content, the model or a recorded setting differs), ``force``,
-            ``progress`` (None: a bar only when stderr is a terminal) and ``chunk_size``.
+            text: :class:`~pllscore.settings.TextSettings`: ``metrics`` (masked LMs; None for a causal LM),
+                ``context``/``context_column``/``sep``, ``words``/``words_column``/``word_sep``/``mask_by``,
+                per-token ``outputs`` (entropy, rank), ``word_prob`` (bow) and ``convention`` (paper, lm-eval);
+                see :meth:`pllscore.MaskedScorer.score`.
+            table: :class:`~pllscore.settings.TableSettings`: ``column``, ``id_column``, ``level`` (sentence keeps
+                the input's columns, word, token), ``base``, ``surprisal``, ``norm`` (per-char, slor, norm-lp: a
+                ``<metric>_<norm>`` column each) with ``unigram``/``unigram_corpus``, ``format``, ``input_format``
+                and ``skip_empty`` (empty texts left out and reported instead of refused).
+            run: :class:`~pllscore.settings.RunSettings`: ``resume`` (continue after the last finished chunk;
+                refused when the input's content, the model or a recorded setting differs), ``force``,
+                ``progress`` (None: a bar only when stderr is a terminal) and ``chunk_size``.
 
     Raises:
         Interrupted: on Ctrl-C, after recording progress; rerun with ``resume=True``.

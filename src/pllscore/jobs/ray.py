@@ -110,17 +110,17 @@ def score_dataset(
         model: a Hub name or a folder every worker can read, or a :class:`~pllscore.settings.ModelSettings`.
         **options: the settings objects, each by its group's name, and any field of them by name, as for
             :func:`pllscore.score_file`:
-        text, table, run: as for :func:`pllscore.score_file` (``run``: ``resume`` skips blocks whose shard
-            exists, ``force`` deletes an existing output first); a unigram table or corpus file must be
-            readable by every worker (each actor counts a corpus once).
-        ray: :class:`~pllscore.settings.RaySettings`: ``address`` (None starts or joins a local Ray, ``"auto"``
-            the running cluster, ``"ray://host:10001"`` a remote one), ``workers`` (default: as many as the
-            cluster's CPUs allow), ``cpus_per_worker``, ``gpus_per_worker`` and ``block_rows`` (input rows
-            per block: the unit of work, of resume and of output shards).
+            text, table, run: as for :func:`pllscore.score_file` (``run``: ``resume`` skips blocks whose shard
+                exists, ``force`` deletes an existing output first); a unigram table or corpus file must be
+                readable by every worker (each actor counts a corpus once).
+            ray: :class:`~pllscore.settings.RaySettings`: ``address`` (None starts or joins a local Ray, ``"auto"``
+                the running cluster, ``"ray://host:10001"`` a remote one), ``workers`` (default: as many as the
+                cluster's CPUs allow), ``cpus_per_worker``, ``gpus_per_worker`` and ``block_rows`` (input rows
+                per block: the unit of work, of resume and of output shards).
 
     Returns:
         A summary: rows, blocks, seconds, retried blocks. Output columns are those of a local
-        ``score_file`` run, ``row`` being the row's index over all input files in sorted order.
+            ``score_file`` run, ``row`` being the row's index over all input files in sorted order.
     """
     job = gather_job(model, options, what="score_dataset", on_ray=True)
     ray_api = _ray()

@@ -105,9 +105,9 @@ class Encodings:
     Attributes:
         texts: the texts, checked.
         encoded: one :class:`Encoded` per text.
-        long, context, sep, words, word_sep, mask_by, convention: the options they were encoded
-            with, the scorer's defaults filled in (``context``: one string per text, or None: no
-            context; ``words``: a mode, or one list of words per text).
+        options: ``long``, ``context``, ``sep``, ``words``, ``word_sep``, ``mask_by`` and ``convention``
+            are the options they were encoded with, the scorer's defaults filled in (``context``: one
+            string per text, or None: no context; ``words``: a mode, or one list of words per text).
         made_by: what encoded them (the scorer's class, model, length limit and special tokens);
             a scorer scores only encodings made as it makes them.
     """
