@@ -10,6 +10,7 @@ import torch
 
 from pllscore.engine.executor import precision, run_batches
 from pllscore.engine.heads import split_causal_lm
+from pllscore.engine.padding import Batching
 from pllscore.engine.prefix_tree import plan_trees, run_trees, supports_trees
 from pllscore.engine.readout import Wants, pick_outputs, read_outputs
 
@@ -27,8 +28,11 @@ class CausalEngine:
         vocab_size: int,
         autocast: torch.dtype | None = None,
         share_prefixes: bool = True,
+        padding: Batching = "pad",
     ) -> None:
         self.model = model
+        # "pad": texts of any lengths share a batch; "equal"/"single": never padded (engine/padding.py)
+        self.padding = padding
         # run shared prefixes once (prefix trees) where the model supports it exactly
         self.share_prefixes = share_prefixes
         self.pad_token_id = pad_token_id
@@ -70,7 +74,8 @@ class CausalEngine:
                 out[i] = values
 
         with torch.inference_mode(), precision(self.device, self.autocast):
-            rows = plan_trees(seqs, max_tokens) if self.share_prefixes and supports_trees(self.model, seqs) else None
+            trees = self.share_prefixes and self.padding == "pad" and supports_trees(self.model, seqs)
+            rows = plan_trees(seqs, max_tokens) if trees else None
             if rows is not None:
                 out = run_trees(self, seqs, rows, wants, max_tokens=max_tokens, progress=progress)
                 # a NaN or inf in one text reaches the others of its tree row (0 * NaN in attention): run
@@ -79,10 +84,12 @@ class CausalEngine:
                 redo = np.array([i for i, lp in enumerate(logprobs) if not np.isfinite(lp).all()], dtype=np.int64)
                 if len(redo):
                     lengths = np.array([len(seqs[i]) for i in redo], dtype=np.int64)
-                    run_batches(lengths, max_tokens, lambda b: run_one(redo[b]), progress=False)
+                    run_batches(lengths, max_tokens, lambda b: run_one(redo[b]), progress=False, padding=self.padding)
                 return out
             lengths = np.array([len(s) for s in seqs], dtype=np.int64)
-            run_batches(lengths, max_tokens, run_one, progress=progress, desc="sentences", unit="text")
+            run_batches(
+                lengths, max_tokens, run_one, progress=progress, desc="sentences", unit="text", padding=self.padding
+            )
         return out
 
     def _run_batch(self, seqs: list[np.ndarray], wants: Wants | None = None) -> list[Any]:

@@ -37,10 +37,12 @@ def run_batches(
     desc: str = "scoring",
     unit: str = "copy",
     counts: np.ndarray | None = None,
+    padding: str = "pad",
 ) -> None:
     """Call ``run`` on batches of item indices until every item is done.
 
     ``counts``: how far each item moves the progress bar (default 1 each; a row of texts counts its texts).
+    ``padding``: whether a batch may mix lengths (:func:`pllscore.plan.batching.pack`).
     """
     lengths = np.asarray(lengths, dtype=np.int64)
     counts = np.ones(len(lengths), dtype=np.int64) if counts is None else np.asarray(counts, dtype=np.int64)
@@ -53,7 +55,7 @@ def run_batches(
         while len(todo):
             done = np.zeros(len(todo), dtype=bool)
             try:
-                for batch in pack(lengths[todo], budget):
+                for batch in pack(lengths[todo], budget, padding):
                     run(todo[batch])
                     done[batch] = True
                     bar.update(int(counts[batch].sum()))

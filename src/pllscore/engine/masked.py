@@ -15,8 +15,8 @@ import torch
 from pllscore.engine.executor import precision, run_batches
 from pllscore.engine.heads import split_masked_lm
 from pllscore.engine.last_layer import TargetRowsLastLayer
+from pllscore.engine.padding import Batching
 from pllscore.engine.readout import Wants, pick_logprobs, pick_outputs, read_logprobs, read_outputs
-from pllscore.errors import ModelError
 from pllscore.plan.masks import MaskPlan
 
 __all__ = ["MaskedEngine"]
@@ -26,16 +26,18 @@ class MaskedEngine:
     """Scores the reads of mask plans with one masked LM."""
 
     def __init__(
-        self, model: Any, *, mask_token_id: int, pad_token_id: int, vocab_size: int, autocast: torch.dtype | None = None
+        self,
+        model: Any,
+        *,
+        mask_token_id: int,
+        pad_token_id: int,
+        vocab_size: int,
+        autocast: torch.dtype | None = None,
+        padding: Batching = "pad",
     ) -> None:
-        if getattr(getattr(model, "config", None), "model_type", None) == "funnel":
-            # Funnel pools neighbouring positions, pads included: a copy's scores would depend on
-            # the longest copy in its batch
-            raise ModelError(
-                f"{type(model).__name__} (Funnel Transformer) pools the sequence, so padded batches change its "
-                "scores; pllscore cannot score with it exactly: use a BERT, RoBERTa, ELECTRA or similar masked LM"
-            )
         self.model = model
+        # "pad": copies of any lengths share a batch; "equal"/"single": never padded (engine/padding.py)
+        self.padding = padding
         self.mask_token_id = mask_token_id
         self.pad_token_id = pad_token_id
         self.vocab_size = vocab_size
@@ -66,7 +68,8 @@ class MaskedEngine:
                 out[n][reads] = got[n]
 
         with torch.inference_mode(), precision(self.device, self.autocast):
-            run_batches(plan.copy_lengths(), max_tokens, run_one, progress=progress, desc="masked copies")
+            lengths = plan.copy_lengths()
+            run_batches(lengths, max_tokens, run_one, progress=progress, desc="masked copies", padding=self.padding)
         return out
 
     def _run_batch(

@@ -25,8 +25,13 @@ from pllscore.plan.prefixes import TreeRow, ancestor_mask, pack_trees
 
 __all__ = ["TREE_TYPES", "plan_trees", "run_trees", "supports_trees"]
 
-# families whose decoder uses a given 4D mask and position ids as is (transformers' masking_utils)
-TREE_TYPES = {"gpt2", "llama", "mistral", "qwen2", "qwen3", "gemma3_text"}
+# families whose decoder uses a given 4D mask and position ids as is (transformers' masking_utils):
+# exactly those tests/engine/test_architectures.py proves equal to the plain pass (BLOOM's ALiBi and
+# Mamba's scan are not; nor Falcon with ALiBi)
+TREE_TYPES = {
+    *("gpt2", "llama", "mistral", "qwen2", "qwen3", "gemma3_text", "falcon", "gpt_neox", "gptj", "olmo2"),
+    *("gemma2", "opt", "phi", "phi3", "stablelm", "starcoder2", "xglm"),
+}
 # nodes per row: attention costs rows x capacity^2, so rows are kept short (a whole batch still
 # holds max_tokens nodes), and longer rows share little more: over all of BLiMP (SmolLM2's
 # tokenizer) rows of 128, 192 and 256 nodes hold 0.604, 0.597 and 0.593 of the tokens (BENCHMARKS.md)
@@ -41,7 +46,7 @@ def supports_trees(model: Any, sequences: Sequence[np.ndarray]) -> bool:
     config = model.config
     if getattr(config, "model_type", None) not in TREE_TYPES:
         return False
-    if getattr(config, "_attn_implementation", None) not in ("sdpa", "eager"):
+    if getattr(config, "_attn_implementation", None) not in ("sdpa", "eager") or getattr(config, "alibi", False):
         return False
     window = getattr(config, "sliding_window", None)
     longest = max((len(s) for s in sequences), default=0)

@@ -17,6 +17,7 @@ import torch
 
 from pllscore.engine.compiling import compile_layers
 from pllscore.engine.loading import Kind, detect_kind, max_input_length, resolve_dtype
+from pllscore.engine.padding import batching_for
 from pllscore.errors import InputError, ModelError, NonFiniteError
 from pllscore.plan.align import Span
 from pllscore.plan.words import check_mask_by, check_words
@@ -125,6 +126,7 @@ class Scorer:
             (i for i in (tokenizer.pad_token_id, tokenizer.eos_token_id, tokenizer.unk_token_id) if i is not None), 0
         )
         self._vocab_size = int(model.config.vocab_size)
+        self.padding = batching_for(self.model, tokenizer, self._pad_id)  # padded batches only where exact
         self.long = check_long(long)
         if not isinstance(words, str):
             raise InputError("a scorer's default words must be 'tokenizer' or 'whitespace'; give lists to score()")

@@ -59,7 +59,9 @@ class CausalScorer(Scorer):
             plain, auto = self._around_a()
             self._adds_bos = auto[:1] == [start] and plain[:1] != [start]
             self._prefix = None if self._adds_bos else start
-        self.engine = CausalEngine(model, share_prefixes=self.share_prefixes, **self._engine_options)
+        self.engine = CausalEngine(
+            model, share_prefixes=self.share_prefixes, padding=self.padding, **self._engine_options
+        )
 
     def _start_token(self, fix: str) -> int:
         """The token put before a text: BOS, else EOS (GPT-2's ``<|endoftext|>``); ``fix``: what the error advises."""

@@ -40,7 +40,9 @@ class MaskedScorer(Scorer):
         if tokenizer.mask_token_id is None:
             raise ModelError(f"the tokenizer of {self.name!r} has no mask token, so it cannot be used for PLL scoring")
         self.metric = resolve_metrics(metric)
-        self.engine = MaskedEngine(model, mask_token_id=tokenizer.mask_token_id, **self._engine_options)
+        self.engine = MaskedEngine(
+            model, mask_token_id=tokenizer.mask_token_id, padding=self.padding, **self._engine_options
+        )
 
     def _metrics(self, metric: str | Sequence[str] | None) -> tuple[str, ...]:
         return self.metric if metric is None else resolve_metrics(metric)
