@@ -215,11 +215,17 @@ def _one_thread():
 
 
 def built(arch: str) -> tuple[Any, Any]:
-    """(model, tokenizer) of ``arch``, seeded, in eval mode, built once per session."""
+    """(model, tokenizer) of ``arch``, seeded, in eval mode, its padding embedding random; built once per session."""
     if arch not in _BUILT:
         build = (MASKED.get(arch) or CAUSAL[arch])[0]
         torch.manual_seed(0)
         model, tok = build()
+        # a trained model's padding embedding need not be zero (a TF checkpoint has no padding_idx):
+        # exactness must not rest on transformers' zero initialisation of that row
+        pad = tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id
+        with torch.no_grad():
+            row = model.get_input_embeddings().weight[pad]
+            row.copy_(torch.randn_like(row))
         _BUILT[arch] = (model.eval(), tok)
     return _BUILT[arch]
 

@@ -167,3 +167,43 @@ def test_nystromformer_with_fixed_segments_is_refused():
     with pytest.raises(ModelError, match="nystromformer.*num_landmarks=8 below segment_means_seq_len=32") as e:
         MaskedScorer(NystromformerForMaskedLM(config).eval(), tok)
     assert "\n" not in str(e.value)
+
+
+@pytest.mark.parametrize("arch", ["bert", "gpt2", "gemma3_text"])
+def test_the_probe_reads_only_the_columns_it_needs_and_the_same_numbers(arch):
+    from tests.engine.test_architectures import built
+
+    model, tok = built(arch)
+    rows, pad = (
+        [tok(t)["input_ids"] for t in padding.PROBE_TEXTS][::-1],
+        next(i for i in (tok.pad_token_id, tok.eos_token_id) if i is not None),
+    )
+    lengths = [len(r) for r in rows]
+    seen = []
+    hook = model.get_output_embeddings().register_forward_hook(lambda m, a, out: seen.append(out.shape[1]))
+    with torch.inference_mode():
+        full = padding.probe_read(model, rows, lengths, pad)
+        some = padding.probe_read(model, rows, lengths, pad, cols=[0, 2, lengths[0] - 1])
+    hook.remove()
+    assert seen[-1] == 3  # the LM head saw three positions, not all
+    for a, b, n in zip(full, some, lengths):
+        cols = [c for c in (0, 2, lengths[0] - 1) if c < n]
+        torch.testing.assert_close(a[cols], b, atol=1e-6, rtol=0)
+
+
+@pytest.mark.parametrize("options", [{"long": "window"}, {"dtype": "bfloat16"}, {"compile": True}])
+def test_unpadded_stays_unpadded_with_windows_bfloat16_and_compile(options, monkeypatch):
+    """The batching mode is the model's, whatever else the scorer does; windows keep the texts exact."""
+    from tests.engine.test_architectures import TEXTS, built
+
+    monkeypatch.setattr("pllscore.scoring.base.compile_layers", lambda model: None)  # the mode, not the compiler
+    model, tok = built("convbert")
+    scorer = MaskedScorer(model, tok, **options)
+    assert scorer.padding == scorer.engine.padding == "equal"
+    if options.get("long") == "window":
+        scorer.max_length = 6  # windows over every text
+        batch = scorer.score(TEXTS, metric="all")
+        for i, text in enumerate(TEXTS):
+            alone = scorer.score([text], metric="all")
+            for m in ("original", "sentence-l2r"):
+                assert abs(batch.for_metric(m)[i].total - alone.for_metric(m)[0].total) <= 1e-5
