@@ -1,4 +1,4 @@
-"""Turn ``blimp``, ``pairs`` and ``diagnose`` output folders into one HTML page and a Markdown summary.
+"""Turn ``blimp``, ``pairs``, ``diagnose`` and ``syntaxgym`` output folders into one HTML page and a Markdown summary.
 
 The HTML is self-contained (figures embedded as base64 PNG) and reads like a results
 section: each folder becomes a section with its tables, figures, and the commands and
@@ -37,11 +37,12 @@ def _meta(folder: Path) -> dict[str, Any]:
     meta = folder / "meta.json"
     if not folder.is_dir():
         raise InputError(
-            f"{os.fspath(folder)!r} is not a folder; give folders written by pllscore blimp/pairs/diagnose"
+            f"{os.fspath(folder)!r} is not a folder; give folders written by pllscore blimp/pairs/diagnose/syntaxgym"
         )
     if not meta.exists():
         raise InputError(
-            f"{os.fspath(folder)!r} has no meta.json; is it the -o folder of pllscore blimp, pairs or diagnose?"
+            f"{os.fspath(folder)!r} has no meta.json; "
+            "is it the -o folder of pllscore blimp, pairs, diagnose or syntaxgym?"
         )
     try:
         return dict(json.loads(meta.read_text()))
@@ -50,8 +51,12 @@ def _meta(folder: Path) -> dict[str, Any]:
 
 
 def _img(path: Path) -> str:
-    data = base64.b64encode(path.read_bytes()).decode()
-    return f'<img alt="{html.escape(path.stem)}" src="data:image/png;base64,{data}">'
+    return _png(path.read_bytes(), path.stem)
+
+
+def _png(data: bytes, alt: str) -> str:
+    encoded = base64.b64encode(data).decode()
+    return f'<img alt="{html.escape(alt)}" src="data:image/png;base64,{encoded}">'
 
 
 def _table(frame: Any, digits: int = 1) -> str:
@@ -187,16 +192,68 @@ def _diagnose_section(folder: Path, meta: dict[str, Any]) -> tuple[str, str]:
     return "\n".join(parts), "\n".join(md)
 
 
+def _syntaxgym_section(folder: Path, meta: dict[str, Any]) -> tuple[str, str]:
+    """The summary table, the accuracy figure, and per suite its predictions and region figure."""
+    from pllscore.analysis.plotting.syntaxgym import figure_name, read_tables, syntaxgym_pngs
+
+    regions, summary = read_tables(folder)
+    summary = summary.dropna(axis=1, how="all")
+    pngs = syntaxgym_pngs(regions, summary)
+    formulas = _formulas(folder)
+    text = (
+        "Accuracy = share of a suite's items whose predictions all hold (SyntaxGym's definition); prediction_i = "
+        "share of items where prediction i holds. Region surprisal: -log2 p of the region's tokens in bits, "
+        "aggregated by the suite's metric (sum by default); a masked LM's are PLL token surprisals under its metric, "
+        "not incremental ones. Figures: mean over items per region and condition, bars = standard error."
+    )
+    parts = [
+        f"<h2>SyntaxGym test suites <span class='note'>({html.escape(folder.name)})</span></h2>",
+        f"<p class='note'>{html.escape(text)}</p>",
+        _table(summary, digits=2),
+    ]
+    md = [f"## SyntaxGym test suites ({folder.name})", "", text, "", _md(summary, digits=2), ""]
+    if "accuracy.png" in pngs:
+        parts.append(_png(pngs["accuracy.png"], "accuracy"))
+    for suite in dict.fromkeys(regions["suite"].astype(str)):
+        listed = formulas.get(suite, [])
+        parts.append(f"<h3>{html.escape(suite)}</h3>")
+        md.append(f"### {suite}\n")
+        if listed:
+            parts.append(
+                "<ol start='0'>" + "".join(f"<li><code>{html.escape(f)}</code></li>" for f in listed) + "</ol>"
+            )
+            md += [f"{i}. `{f}`" for i, f in enumerate(listed)] + [""]
+        parts.append(_png(pngs[figure_name(suite)], f"regions of {suite}"))
+    runs = [{**r, "models": [r["model"]] if r.get("model") else []} for r in meta.get("runs", [])]
+    prov_html, prov_md = _provenance(runs)
+    parts += ["<h3>How it was made</h3>", prov_html]
+    md += ["How it was made:", "", prov_md, ""]
+    return "\n".join(parts), "\n".join(md)
+
+
+def _formulas(folder: Path) -> dict[str, list[str]]:
+    """Each suite's prediction formulas, by prediction_id (from predictions.csv)."""
+    import pandas as pd
+
+    path = folder / "predictions.csv"
+    if not path.exists():
+        return {}
+    frame = pd.read_csv(path, keep_default_na=False, usecols=["suite", "prediction_id", "formula"])
+    first = frame.drop_duplicates(["suite", "prediction_id"]).sort_values("prediction_id", kind="stable")
+    return {str(s): list(g["formula"].astype(str)) for s, g in first.groupby("suite", sort=False)}
+
+
 def make_report(
     folders: Sequence[str | os.PathLike[str]], output: str | os.PathLike[str] = "report.html"
 ) -> tuple[Path, Path]:
     """Write ``output`` (HTML) and the same name with ``.md``; returns both paths."""
     if not folders:
-        raise InputError("no folders given; pass the -o folders of pllscore blimp, pairs or diagnose")
+        raise InputError("no folders given; pass the -o folders of pllscore blimp, pairs, diagnose or syntaxgym")
     out = Path(output)
     if out.suffix.lower() not in (".html", ".htm"):
         raise InputError(f"report {os.fspath(out)!r} should end in .html")
     sections_html, sections_md = [], []
+    bits = False
     for f in folders:
         folder = Path(f)
         meta = _meta(folder)
@@ -205,17 +262,26 @@ def make_report(
             h, m = _blimp_section(folder, meta)
         elif kind == "diagnose":
             h, m = _diagnose_section(folder, meta)
+        elif kind == "syntaxgym":
+            h, m = _syntaxgym_section(folder, meta)
         else:
-            raise InputError(f"{folder}/meta.json is of kind {kind!r}; expected blimp, pairs or diagnose output")
+            raise InputError(
+                f"{folder}/meta.json is of kind {kind!r}; expected blimp, pairs, diagnose or syntaxgym output"
+            )
         sections_html.append(h)
         sections_md.append(m)
+        bits = bits or kind == "syntaxgym"
     date = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     page = (
         "<!doctype html><html><head><meta charset='utf-8'><title>pllscore report</title>"
         f"<style>{_CSS}</style></head><body><h1>pllscore report</h1><p class='note'>Made {date} from "
         + ", ".join(f"<code>{html.escape(os.fspath(f))}</code>" for f in folders)
         + ". Scores are summed log-probabilities in nats: masked LMs by pseudo-log-likelihood under each metric "
-        "(Kauf &amp; Ivanova, 2023), causal LMs by the chain rule.</p>" + "\n".join(sections_html) + "</body></html>\n"
+        "(Kauf &amp; Ivanova, 2023), causal LMs by the chain rule"
+        + ("; SyntaxGym region surprisals are -log2 p, in bits" if bits else "")
+        + ".</p>"
+        + "\n".join(sections_html)
+        + "</body></html>\n"
     )
     md_path = out.with_suffix(".md")
     try:

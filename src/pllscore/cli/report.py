@@ -1,4 +1,4 @@
-"""``pllscore report``: one HTML page (and Markdown) from blimp/pairs/diagnose output folders."""
+"""``pllscore report``: one HTML page (and Markdown) from blimp/pairs/diagnose/syntaxgym output folders."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pllscore.cli.options import output_option
 
 
 def report_command(
-    folders: list[Path] = typer.Argument(..., help="Output folders of pllscore blimp, pairs or diagnose."),
+    folders: list[Path] = typer.Argument(..., help="Output folders of pllscore blimp, pairs, diagnose or syntaxgym."),
     output: Path = output_option("The HTML file (a .md is written beside it).", Path("report.html")),
 ) -> None:
     """Write a self-contained HTML report with tables, figures, commands and versions."""

@@ -26,14 +26,20 @@ _OVERRIDES = {
 def syntaxgym_command(
     suites: list[Path] = typer.Argument(..., help="SyntaxGym test suite files (JSON); one or more."),
     output: Path | None = output_option("Folder for regions.csv, predictions.csv, summary.csv (resumed by suite)."),
+    plot: bool = typer.Option(
+        False, "--plot", help="Also draw accuracy.png and regions-<suite>.png (mean region surprisal) into --output."
+    ),
     quiet: Quiet = False,
     run: RunSettings = None,  # type: ignore[assignment]
     model: ModelSettings = None,  # type: ignore[assignment]
     text: TextSettings = None,  # type: ignore[assignment]
 ) -> None:
     """Region surprisals and prediction accuracy on SyntaxGym test suites; one summary line per suite."""
+    from pllscore.errors import InputError
     from pllscore.eval.syntaxgym.run import syntaxgym
 
+    if plot and output is None:
+        raise InputError("--plot draws into the output folder; give -o/--output too")
     progress = progress_of(quiet)
     result = syntaxgym(suites, model.model, output=output, force=run.force, progress=progress, model=model, text=text)
     for line in (*result.notes, *(f"suite {s}: already in {output}, skipped" for s in result.skipped)):
@@ -42,6 +48,11 @@ def syntaxgym_command(
         typer.echo(result.summary.to_string(index=False, float_format=lambda x: f"{x:.3f}"))
     if output is not None:
         typer.echo(f"tables written to {output}/ (regions.csv, predictions.csv, summary.csv, meta.json)", err=True)
+    if plot and output is not None and not result.regions.empty:
+        from pllscore.analysis.plotting.syntaxgym import plot_syntaxgym
+
+        written = plot_syntaxgym(output)
+        typer.echo(f"figures written to {output}/ ({', '.join(p.name for p in written)})", err=True)
     for line in result.errors:
         typer.echo(f"error: {line}", err=True)
     if result.errors:
