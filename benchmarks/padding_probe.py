@@ -5,7 +5,7 @@ Run (from the repository root, with the project's venv; under a minute on 2 core
 MODEL is anything pllscore.load takes; by default the two GGUF files of `make test-real`
 (PLLSCORE_REAL_CACHE, default ~/.cache/pllscore/real-models). Their architectures (llama,
 gemma3_text) are on the proven list, so load does not probe them: the probe is timed here as it
-runs for an architecture off the list. Per model: the probe's wall and CPU seconds (median of R,
+runs for an architecture off the list (on one thread on a CPU, whatever torch's count). Per model: the probe's wall and CPU seconds (median of R,
 after one warm-up; os.times of this process, so other processes' load does not count in CPU
 seconds), its decision, and the two gaps it compares with its tolerances: padded vs alone
 (PROBE_TOLERANCE) and masked-out tokens changed (CONTENT_TOLERANCE). Not part of the test suite.
@@ -42,12 +42,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("models", nargs="*", default=[str(p) for p in DEFAULT])
     parser.add_argument("--reps", type=int, default=7)
-    parser.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's)")
+    parser.add_argument("--threads", type=int, default=None, help="torch threads for load (default: torch's)")
     args = parser.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
     for name in args.models:
+        t0 = time.perf_counter()
         scorer = pllscore.load(name, device="cpu")
+        load_s = time.perf_counter() - t0
         model, tok = scorer.model, scorer.tokenizer
         short, long = (tok(text)["input_ids"] for text in padding.PROBE_TEXTS)
         pad = scorer.engine.pad_token_id
@@ -62,7 +64,7 @@ def main() -> None:
         padded, content = gaps(model, short, long, pad)
         print(
             f"{Path(name).name}: {model.config.model_type}, {torch.get_num_threads()} threads, "
-            f"{len(short)}+{len(long)} tokens: probe wall {statistics.median(walls):.3f} s "
+            f"{len(short)}+{len(long)} tokens: load {load_s:.1f} s without the probe; probe wall {statistics.median(walls):.3f} s "
             f"(min {min(walls):.3f}), CPU {statistics.median(cpus):.3f} s; decides {mode!r}; "
             f"padded vs alone {padded:.1e} (tolerance {padding.PROBE_TOLERANCE:.0e}), "
             f"masked-out tokens {content:.1e} (tolerance {padding.CONTENT_TOLERANCE:.0e})"

@@ -138,7 +138,19 @@ def probe(
     is batched with another text of its length (equal-length batches) and run alone again (a model
     whose two identical passes differ is refused). Returns (mode, why), mode None when refused.
     """
-    short, long = list(short), list(long)
+    threads = torch.get_num_threads()
+    on_cpu = next(model.parameters()).device.type == "cpu"
+    if on_cpu:  # inputs this small gain nothing from threads, and on shared cores lose much (5x) to them
+        torch.set_num_threads(1)
+    try:
+        return _probe(model, list(short), list(long), pad_id, tolerance)
+    finally:
+        if on_cpu:
+            torch.set_num_threads(threads)
+
+
+def _probe(model: Any, short: list[int], long: list[int], pad_id: int, tolerance: float) -> tuple[Batching | None, str]:
+    """:func:`probe` on the device's threads as they are."""
     # read the short text's positions and the long one's last two (the leaks seen so far reach them all)
     cols = [*range(len(short)), len(long) - 2, len(long) - 1]
     read = partial(probe_read, model, pad_id=pad_id, cols=cols)
