@@ -207,3 +207,12 @@ def test_unpadded_stays_unpadded_with_windows_bfloat16_and_compile(options, monk
             alone = scorer.score([text], metric="all")
             for m in ("original", "sentence-l2r"):
                 assert abs(batch.for_metric(m)[i].total - alone.for_metric(m)[0].total) <= 1e-5
+
+
+def test_a_model_that_fails_the_probe_pass_is_refused_in_one_line():
+    tok = tf.wordpiece()
+    model = _leaky(LeakyForMaskedLM, tok, "none")
+    model.forward = lambda input_ids=None, attention_mask=None, **kw: (_ for _ in ()).throw(TypeError("no mask\nhere"))
+    with pytest.raises(ModelError, match=r"LeakyForMaskedLM \(leaky-test\) failed a padded forward pass") as e:
+        MaskedScorer(model, tok)
+    assert "\n" not in str(e.value)
