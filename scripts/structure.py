@@ -143,7 +143,8 @@ def _flags(values: list[ast.expr]) -> set[str]:
 
 def flag_ratio() -> tuple[int, int]:
     """(option declarations, distinct flags): a declaration is a typer.Option(...) call with literal flags in
-    src/pllscore/cli, or a field of src/pllscore/settings.py with flags (each of its switches counts once)."""
+    src/pllscore/cli, or a field of src/pllscore/settings.py with flags (each of its switches counts once;
+    a ``choice(...)`` field declares ``--<its name>``)."""
     decls, flags = 0, set()
     for path in (ROOT / PKG / "cli").rglob("*.py"):
         for node in ast.walk(ast.parse(path.read_text())):
@@ -154,6 +155,12 @@ def flag_ratio() -> tuple[int, int]:
     settings = ROOT / PKG / "settings.py"
     if settings.exists():
         for node in ast.walk(ast.parse(settings.read_text())):
+            # choice("mask_by", ...) declares the flag --mask-by (settings.choice)
+            if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "choice":
+                what = node.args[0]
+                if isinstance(what, ast.Constant) and isinstance(what.value, str):
+                    decls += 1
+                    flags.add("--" + what.value.replace("_", "-"))
             if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "setting":
                 for kw in node.keywords:
                     if kw.arg == "flags" and isinstance(kw.value, ast.Tuple):
