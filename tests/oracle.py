@@ -97,3 +97,24 @@ def causal_outputs(model, tokenizer, text: str) -> list[tuple[float, float, int]
         ids = [bos] + tokenizer(text, add_special_tokens=False)["input_ids"]
     logits = model(input_ids=torch.tensor([ids])).logits[0]
     return [_stats(logits[i - 1], ids[i]) for i in range(1, len(ids))]
+
+
+@torch.inference_mode()
+def masked_window_logprobs(model, tok, text: str, metric: str, limit: int) -> list[float]:
+    """Each target masked in its own [CLS] window [SEP] of ``limit`` tokens, centred on it and kept inside the
+    text, or the whole text when it fits; one unpadded pass per copy."""
+    enc = tok(text)
+    ids, wids = enc["input_ids"], enc.word_ids()
+    content, cwids = ids[1:-1], wids[1:-1]
+    size = min(limit - 2, len(content))
+    out = []
+    for t in range(len(content)):
+        s = min(max(t - size // 2, 0), len(content) - size)
+        w_ids = [ids[0], *content[s : s + size], ids[-1]]
+        w_wids = [None, *cwids[s : s + size], None]
+        target = t - s + 1
+        x = torch.tensor([w_ids])
+        x[0, sorted(mask_set(metric, target, w_wids))] = tok.mask_token_id
+        logits = model(input_ids=x).logits[0, target]
+        out.append(torch.log_softmax(logits.double(), -1)[w_ids[target]].item())
+    return out

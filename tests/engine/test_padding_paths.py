@@ -25,7 +25,15 @@ from pllscore import CausalScorer, MaskedScorer
 from pllscore.engine import prefix_tree
 from tests import oracle
 from tests import tokenizers_fixtures as tf
-from tests.engine.test_architectures import ATOL, METRICS, SMALL, TOTALS, _masked, built
+from tests.engine.test_architectures import (
+    ATOL,
+    METRICS,
+    SMALL,
+    TOTALS,
+    _masked,
+    _one_thread,  # noqa: F401  (its autouse fixture, here too)
+    built,
+)
 from tests.engine.test_architectures_probe import LeakyForCausalLM, LeakyForMaskedLM, _leaky
 
 # one text within the tiny limit, two over it (9, 33 and 65 wordpiece tokens)
@@ -35,14 +43,6 @@ TEXTS = [
     "A dog ran after the red ball in the park while the children laughed and the birds sang in the trees.",
 ]
 LIMIT = 12  # ConvBERT's max_position_embeddings, and the leaky models' model_max_length
-
-
-@pytest.fixture(autouse=True, scope="module")
-def _one_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
 
 
 def _convbert() -> tuple[Any, Any]:
@@ -102,27 +102,6 @@ def _masked_batch_equals_alone(scorer: MaskedScorer) -> Any:
     return batch, float(np.abs(got - padded).max())
 
 
-@torch.inference_mode()
-def _masked_window_oracle(model: Any, tok: Any, text: str, metric: str, limit: int) -> list[float]:
-    """Each target masked in its own [CLS] window [SEP] of ``limit`` tokens, centred on it and kept inside the
-    text (as tests/engine/test_windows.py), or the whole text when it fits; one unpadded pass per copy."""
-    enc = tok(text)
-    ids, wids = enc["input_ids"], enc.word_ids()
-    content, cwids = ids[1:-1], wids[1:-1]
-    size = min(limit - 2, len(content))
-    out = []
-    for t in range(len(content)):
-        s = min(max(t - size // 2, 0), len(content) - size)
-        w_ids = [ids[0], *content[s : s + size], ids[-1]]
-        w_wids = [None, *cwids[s : s + size], None]
-        target = t - s + 1
-        x = torch.tensor([w_ids])
-        x[0, sorted(oracle.mask_set(metric, target, w_wids))] = tok.mask_token_id
-        logits = model(input_ids=x).logits[0, target]
-        out.append(torch.log_softmax(logits.double(), -1)[w_ids[target]].item())
-    return out
-
-
 @pytest.mark.parametrize("name", sorted(MASKED_MODELS))
 def test_masked_windows_are_exact_without_padding(name):
     model, tok = MASKED_MODELS[name]()
@@ -135,7 +114,7 @@ def test_masked_windows_are_exact_without_padding(name):
         for m in METRICS:
             got = batch.for_metric(m)[i]
             assert got.n_scored == lengths[i] - 2
-            want = _masked_window_oracle(model, tok, text, m, LIMIT)
+            want = oracle.masked_window_logprobs(model, tok, text, m, LIMIT)
             np.testing.assert_allclose(got.logprobs, want, atol=ATOL, rtol=0, err_msg=f"{name} {m} {text!r}")
     assert padded_off > TOTALS, padded_off  # padded windows would have been off
 

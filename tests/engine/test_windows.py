@@ -23,26 +23,6 @@ def test_masked_window_equals_normal_when_it_fits(masked_models, metric):
         assert a.logprobs.tolist() == b.logprobs.tolist()
 
 
-def _masked_window_oracle(model, tok, text, metric, limit):
-    """Each target in its own [CLS] window [SEP], centred on it and shifted inside the text."""
-    enc = tok(text)
-    ids, wids = enc["input_ids"], enc.word_ids()
-    content, cwids = ids[1:-1], wids[1:-1]
-    size = limit - 2
-    out = []
-    for t in range(len(content)):
-        s = min(max(t - size // 2, 0), len(content) - size)
-        w_ids = [ids[0], *content[s : s + size], ids[-1]]
-        w_wids = [None, *cwids[s : s + size], None]
-        target = t - s + 1
-        x = torch.tensor([w_ids])
-        x[0, sorted(oracle.mask_set(metric, target, w_wids))] = tok.mask_token_id
-        with torch.inference_mode():
-            logits = model(input_ids=x).logits[0, target]
-        out.append(torch.log_softmax(logits.double(), -1)[w_ids[target]].item())
-    return out
-
-
 @pytest.mark.parametrize("metric", list(METRICS))
 def test_masked_window_by_construction(masked_models, metric):
     model, tok = masked_models["bert-wordpiece"]
@@ -53,7 +33,7 @@ def test_masked_window_by_construction(masked_models, metric):
         MaskedScorer(model, tok).score(LONG)
     got = scorer.score(LONG, metric=metric)[0]
     assert got.n_scored == n - 2
-    want = _masked_window_oracle(model, tok, LONG, metric, 64)
+    want = oracle.masked_window_logprobs(model, tok, LONG, metric, 64)
     np.testing.assert_allclose(got.logprobs, want, atol=1e-5, rtol=0)
 
 
