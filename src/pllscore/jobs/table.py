@@ -16,13 +16,10 @@ from typing import Any
 
 from pllscore.errors import InputError, InputTooLongError, NonFiniteError
 from pllscore.io.readers import InputTable
-from pllscore.settings import TableSettings, TextSettings, check_base
+from pllscore.settings import LEVELS, TableSettings, TextSettings, check_base
 
-__all__ = ["KEEP_TOKENS", "META_KEYS", "Prepared", "ScoreOptions", "TableJob", "output_rows"]
+__all__ = ["KEEP_TOKENS", "Prepared", "ScoreOptions", "TableJob", "output_rows"]
 
-LEVELS = ("sentence", "word", "token")
-#: the recorded settings of a table (and of :meth:`Prepared.meta`): ``resume`` refuses a change in any of them
-META_KEYS = TextSettings.recorded() + TableSettings.recorded()
 #: how many tokens' encodings a :class:`TableJob` keeps from its check for its scoring (about 700 MB)
 KEEP_TOKENS = 2_000_000
 
