@@ -152,7 +152,7 @@ def flag_ratio() -> tuple[int, int]:
                 found = _flags(node.args)
                 decls += bool(found)
                 flags |= found
-    settings = ROOT / PKG / "settings.py"
+    settings = ROOT / PKG / "settings" / "__init__.py"
     if settings.exists():
         for node in ast.walk(ast.parse(settings.read_text())):
             # choice("mask_by", ...) declares the flag --mask-by (settings.choice)
