@@ -177,7 +177,9 @@ def _shared_parses() -> Iterator[None]:
         metadata.clear()
 
 
-def load_gguf(path: str | os.PathLike[str], device: torch.device, *, kind: Kind | None = None) -> Loaded:
+def load_gguf(
+    path: str | os.PathLike[str], device: torch.device, *, kind: Kind | None = None, cache: bool = True
+) -> Loaded:
     """Load a GGUF file (or a folder holding one) as a causal LM with its fast tokenizer, in eval mode.
 
     Called by :func:`pllscore.engine.loading.load_pretrained`, which has checked ``kind``, the

@@ -1,4 +1,4 @@
-"""Model and tokenizer from a Hub name, a local folder or a GGUF file; masked vs causal from the config.
+"""Model and tokenizer from a Hub name, a local folder or a GGUF file; masked, causal or seq2seq from the config.
 
 :func:`load_pretrained` is the one entry point: a GGUF file (or a folder holding one) goes to
 :mod:`pllscore.engine.gguf`, anything else to transformers' Auto classes here. Every failure of
@@ -17,7 +17,7 @@ import os
 from typing import Any
 
 import torch
-from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForMaskedLM, AutoTokenizer
+from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForMaskedLM, AutoModelForSeq2SeqLM, AutoTokenizer
 
 from pllscore.engine.gguf import find_gguf, load_gguf
 from pllscore.engine.models import (
@@ -111,11 +111,12 @@ def load_pretrained(
     revision: str | None = None,
     kind: Kind | None = None,
     trust_remote_code: bool = False,
+    cache: bool = True,
 ) -> Loaded:
     """Load a model and its fast tokenizer, in eval mode, on ``device``.
 
-    ``name_or_path`` is a GGUF file or a folder holding one (read by :mod:`pllscore.engine.gguf`),
-    a model folder, or a Hub name.
+    ``name_or_path`` is a GGUF file or a folder holding one (read by :mod:`pllscore.engine.gguf`;
+    ``cache``: keep its converted weights in the user cache), a model folder, or a Hub name.
     """
     name = os.fspath(name_or_path)
     file = find_gguf(name)
@@ -125,7 +126,7 @@ def load_pretrained(
     torch_device = resolve_device(device)
     resolve_dtype(dtype)  # fail early on a bad name; weights stay float32, reduced precision is autocast
     if file is not None:
-        return load_gguf(file, torch_device, kind=kind)
+        return load_gguf(file, torch_device, kind=kind, cache=cache)
     common: dict[str, Any] = {"revision": revision, "trust_remote_code": trust_remote_code}
     if not os.path.isdir(name) and not _hub_reachable():
         common["local_files_only"] = True  # offline: use the cache, fail at once if the model is not there
@@ -135,7 +136,7 @@ def load_pretrained(
         raise model_not_found(name, e) from e
     chosen, arch = _chosen_kind(config, name, kind)
     tokenizer = _fast_tokenizer(name, common)
-    auto = AutoModelForMaskedLM if chosen == "masked" else AutoModelForCausalLM
+    auto = {"masked": AutoModelForMaskedLM, "causal": AutoModelForCausalLM, "seq2seq": AutoModelForSeq2SeqLM}[chosen]
     try:
         model, info = auto.from_pretrained(name, **common, **float32_weights(), output_loading_info=True)
     except (OSError, ValueError, KeyError) as e:
@@ -157,16 +158,15 @@ def _chosen_kind(config: Any, name: str, kind: Kind | None) -> tuple[Kind, str]:
     detected = detect_kind(config)
     arch = ", ".join(getattr(config, "architectures", None) or [config.model_type])
     if kind is not None and detected is not None and kind != detected:
-        other = "masked-LM (PLL)" if detected == "causal" else "causal-LM"
         raise ModelError(
-            f"{name!r} is a {detected} LM ({arch}), not a {kind} one; it cannot be used for {other.split()[0]} "
+            f"{name!r} is a {detected} LM ({arch}), not a {kind} one; it cannot be used for {kind} "
             f"scoring: load it with kind={detected!r} or leave kind out"
         )
     chosen = kind or detected
     if chosen is None:
         raise ModelError(
-            f"{name!r} ({arch}) is neither a masked nor a causal language model; "
-            "pllscore needs a model with a language-modelling head (pass kind='masked' or kind='causal' to force one)"
+            f"{name!r} ({arch}) is neither a masked, a causal nor an encoder-decoder language model; pllscore needs "
+            "a model with a language-modelling head (pass kind='masked', 'causal' or 'seq2seq' to force one)"
         )
     return chosen, arch
 
@@ -190,6 +190,7 @@ def _fast_tokenizer(name: str, common: dict[str, Any]) -> Any:
 _HEADS = {
     "masked": "a masked-LM head (a *ForMaskedLM model such as bert-base-cased or roberta-base)",
     "causal": "a causal-LM head (a *ForCausalLM or *LMHeadModel model such as gpt2)",
+    "seq2seq": "a sequence-to-sequence LM head (a *ForConditionalGeneration model such as t5-small or bart-base)",
 }
 
 

@@ -14,9 +14,13 @@ import torch
 
 from pllscore.errors import InputError
 
-Kind = Literal["masked", "causal"]
+Kind = Literal["masked", "causal", "seq2seq"]
+
+#: the model kinds, in the order errors name them
+KINDS: tuple[str, ...] = ("masked", "causal", "seq2seq")
 
 __all__ = [
+    "KINDS",
     "Kind",
     "Loaded",
     "check_kind",
@@ -52,9 +56,9 @@ class Loaded:
 
 
 def check_kind(kind: str | None) -> None:
-    """Refuse a model kind other than masked, causal or None (found from the model)."""
-    if kind not in (None, "masked", "causal"):
-        raise InputError(f"unknown kind {kind!r}; use 'masked', 'causal' or leave it out")
+    """Refuse a model kind other than masked, causal, seq2seq or None (found from the model)."""
+    if kind is not None and kind not in KINDS:
+        raise InputError(f"unknown kind {kind!r}; use 'masked', 'causal', 'seq2seq' or leave it out")
 
 
 def resolve_device(device: str | torch.device = "auto") -> torch.device:
@@ -91,8 +95,10 @@ def resolve_dtype(dtype: str | torch.dtype | None) -> torch.dtype:
 
 
 def detect_kind(config: Any) -> Kind | None:
-    """Masked or causal LM, from the config's architectures, else its model type."""
+    """Masked, causal or encoder-decoder (seq2seq) LM, from the config's architectures, else its model type."""
     archs = list(getattr(config, "architectures", None) or [])
+    if getattr(config, "is_encoder_decoder", False):
+        return "seq2seq"
     if any(a.endswith("ForMaskedLM") for a in archs):
         return "masked"
     if any(a.endswith(("ForCausalLM", "LMHeadModel")) for a in archs):

@@ -42,6 +42,8 @@ def load(
     mask_by: str = "tokenizer",
     share_prefixes: bool = True,
     compile: bool = False,
+    eos: bool = True,
+    cache: bool = True,
 ) -> MaskedScorer | CausalScorer:
     """Load a model by Hub name or local folder and return the scorer for its kind.
 
@@ -65,12 +67,22 @@ def load(
             trees), where the model family supports it exactly; ``False`` runs every text in full.
         compile: ``torch.compile`` the model's layers (opt-in: tens of seconds to compile, pays on
             long runs; see BENCHMARKS.md).
+        eos: whether an encoder-decoder scorer counts the closing EOS (and BART's leading BOS) in the
+            total, as the model's own loss does.
+        cache: a GGUF file's converted weights are kept in the user cache (``PLLSCORE_CACHE``) and
+            loaded from there next time; ``False`` converts the file every time.
     """
     loaded = load_pretrained(
-        name_or_path, device=device, dtype=dtype, revision=revision, kind=kind, trust_remote_code=trust_remote_code
+        name_or_path,
+        device=device,
+        dtype=dtype,
+        revision=revision,
+        kind=kind,
+        trust_remote_code=trust_remote_code,
+        cache=cache,
     )
     cls, own = SCORERS[loaded.kind]
-    kind_options = {"metric": metric, "bos": bos, "stride": stride, "share_prefixes": share_prefixes}
+    kind_options = {"metric": metric, "bos": bos, "stride": stride, "share_prefixes": share_prefixes, "eos": eos}
     common = {"name": loaded.name, "revision": loaded.revision, "max_tokens": max_tokens, "long": long, "dtype": dtype}
     common.update(words=words, mask_by=mask_by, compile=compile, **{k: kind_options[k] for k in own})
     return cls(loaded.model, loaded.tokenizer, **common)  # type: ignore[return-value]

@@ -47,7 +47,7 @@ __all__ = [
 @dataclass(frozen=True)
 class ModelSettings(Settings):
     """Which model, and how it runs. ``model`` is a Hub name, a folder, a .gguf file or a loaded scorer. Only the
-    recorded fields (model, dtype, revision, kind, bos, long, stride) can change a number; the rest are speed."""
+    recorded fields (model, dtype, revision, kind, bos, eos, long, stride) can change a number; the rest are speed."""
 
     group: ClassVar[str] = "model"
 
@@ -57,8 +57,13 @@ class ModelSettings(Settings):
     device: str = setting("auto", "auto, cpu, cuda, cuda:1 or mps.", flags=("--device",), record=False)
     dtype: str | None = setting(None, "float32 (default, exact), bfloat16 or float16.", flags=("--dtype",))
     revision: str | None = setting(None, "A Hub branch, tag or commit.")
-    kind: str | None = setting(None, "masked or causal (default: read from the model's config).")
+    kind: str | None = setting(None, "masked, causal or seq2seq (default: read from the model's config).")
     bos: bool = setting(True, "A causal LM conditions the first token on BOS.")
+    eos: bool = setting(
+        True,
+        "Encoder-decoder LMs: the closing EOS (and BART's leading BOS) count in the total, as in the model's loss.",
+        flags=("--eos/--no-eos",),
+    )
     trust_remote_code: bool = setting(False, "Allow model code from the Hub.", record=False)
     max_tokens: int | None = setting(
         None, "Padded tokens per batch.", flags=("--max-tokens",), check=positive("max_tokens"), record=False
@@ -73,6 +78,12 @@ class ModelSettings(Settings):
         True,
         "Causal LMs: compute each distinct prefix of the texts once (default on where exact).",
         flags=("--share-prefixes/--no-share-prefixes",),
+        record=False,
+    )
+    cache: bool = setting(
+        True,
+        "GGUF files: keep the converted weights in the user cache (PLLSCORE_CACHE) and load them from there.",
+        flags=("--cache/--no-cache",),
         record=False,
     )
     long: str = choice("long", "error", "Texts longer than the model allows: error, or window.")
