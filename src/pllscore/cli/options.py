@@ -20,7 +20,9 @@ import typer
 
 from pllscore.settings import Settings
 
-__all__ = ["CausalModel", "Progress", "Quiet", "option_for", "output_option", "progress_of", "with_settings"]
+__all__ = [
+    "CausalModel", "Progress", "Quiet", "engine_option", "option_for", "output_option", "progress_of", "with_settings",
+]  # fmt: skip
 
 Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar and no summary.")]
 Progress = Annotated[bool, typer.Option("--progress", help="Show the progress bar even when stderr is not a terminal.")]
@@ -30,6 +32,11 @@ CausalModel = Annotated[str | None, typer.Option("--causal-model", "-c", help="C
 def output_option(help: str, default: Any = None) -> Any:
     """The ``-o/--output`` option of a command (what it writes differs, so each says it in ``help``)."""
     return typer.Option(default, "-o", "--output", help=help)
+
+
+def engine_option(help: str) -> Any:
+    """The ``--engine`` option (local or ray) of a command (what Ray does differs, so each says it in ``help``)."""
+    return typer.Option("local", "--engine", help=help)
 
 
 def progress_of(quiet: bool, progress: bool = False) -> bool | None:

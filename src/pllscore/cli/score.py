@@ -11,7 +11,7 @@ from pathlib import Path
 
 import typer
 
-from pllscore.cli.options import Progress, Quiet, output_option, progress_of, with_settings
+from pllscore.cli.options import Progress, Quiet, engine_option, output_option, progress_of, with_settings
 from pllscore.errors import InputError
 from pllscore.settings import ModelSettings, RaySettings, RunSettings, TableSettings, TextSettings
 
@@ -25,7 +25,7 @@ def score_command(
     ),
     texts: list[str] | None = typer.Option(None, "--text", "-t", help="Score this text instead of a file; repeatable."),
     output: Path | None = output_option("Output file (a folder with --engine ray); format from its extension."),
-    engine: str = typer.Option("local", "--engine", help="local, or ray to score on a Ray cluster (-o is a folder)."),
+    engine: str = engine_option("local, or ray to score on a Ray cluster (-o is a folder)."),
     quiet: Quiet = False,
     progress: Progress = False,
     model: ModelSettings = None,  # type: ignore[assignment]
