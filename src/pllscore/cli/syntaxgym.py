@@ -1,7 +1,8 @@
 """``pllscore syntaxgym``: SyntaxGym test suites, scored in-process by a causal or masked LM.
 
-The model, device, dtype and metric options are settings fields (:func:`pllscore.cli.options.with_settings`),
-as in ``pllscore score``; the command declares the suites and the output folder.
+The model, device, dtype, metric, convention and Ray options are settings fields
+(:func:`pllscore.cli.options.with_settings`), as in ``pllscore score``; the command declares the suites, the
+output folder, ``--engine`` and ``--final-eos``.
 """
 
 from __future__ import annotations
@@ -10,12 +11,15 @@ from pathlib import Path
 
 import typer
 
-from pllscore.cli.options import Quiet, output_option, progress_of, with_settings
-from pllscore.settings import ModelSettings, RunSettings, TextSettings
+from pllscore.cli.options import Quiet, engine_option, output_option, progress_of, with_settings
+from pllscore.settings import ModelSettings, RaySettings, RunSettings, TextSettings
 
 __all__ = ["syntaxgym_command"]
 
-_FIELDS = ("model", "device", "dtype", "max_tokens", "compile", "share_prefixes", "metrics", "force")
+_FIELDS = (
+    *("model", "device", "dtype", "max_tokens", "compile", "share_prefixes", "metrics", "convention", "force"),
+    *("address", "workers", "gpus_per_worker"),
+)
 _OVERRIDES = {
     "model": {"help": "Causal or masked LM: Hub name, local folder or .gguf file.", "default": ...},
     "force": {"help": "Start --output afresh instead of adding to (and resuming) what it holds."},
@@ -29,10 +33,18 @@ def syntaxgym_command(
     plot: bool = typer.Option(
         False, "--plot", help="Also draw accuracy.png and regions-<suite>.png (mean region surprisal) into --output."
     ),
+    final_eos: bool = typer.Option(
+        False,
+        "--final-eos",
+        help="Causal LMs: add log P(EOS | sentence) in bits (the tokenizer's EOS token) to the last non-empty "
+        "region, as lm-zoo's GPT-2 image did; off by default, as in SyntaxGym.",
+    ),
+    engine: str = engine_option("local, or ray to spread the suites over Ray actors (one model each)."),
     quiet: Quiet = False,
     run: RunSettings = None,  # type: ignore[assignment]
     model: ModelSettings = None,  # type: ignore[assignment]
     text: TextSettings = None,  # type: ignore[assignment]
+    ray: RaySettings = None,  # type: ignore[assignment]
 ) -> None:
     """Region surprisals and prediction accuracy on SyntaxGym test suites; one summary line per suite."""
     from pllscore.errors import InputError
@@ -41,7 +53,10 @@ def syntaxgym_command(
     if plot and output is None:
         raise InputError("--plot draws into the output folder; give -o/--output too")
     progress = progress_of(quiet)
-    result = syntaxgym(suites, model.model, output=output, force=run.force, progress=progress, model=model, text=text)
+    result = syntaxgym(
+        suites, model.model, output=output, force=run.force, progress=progress, final_eos=final_eos, engine=engine,
+        model=model, text=text, ray=ray,
+    )  # fmt: skip
     for line in (*result.notes, *(f"suite {s}: already in {output}, skipped" for s in result.skipped)):
         typer.echo(f"note: {line}", err=True)
     if not result.summary.empty:

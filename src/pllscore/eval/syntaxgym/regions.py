@@ -4,11 +4,12 @@ A token belongs to the region holding the first non-space character at or after 
 character offsets in the sentence, from the tokenizer): GPT-2's ``Ġthe`` starts at the space before
 ``the`` and goes with ``the``'s region, and a token that is only whitespace (GPT-2's lone ``Ġ`` before a
 comma) goes with the region of the next character. Special tokens are never listed, so BOS conditions the
-first token and is no region's. A region's value is ``meta.metric`` of its tokens' surprisals in bits
-(``-log2 p``): ``sum`` (0 for an empty region), ``mean``, ``median``, ``range``, ``max``, ``min`` (NaN for an
-empty region: SyntaxGym 0.6 gives NaN for ``mean``/``median`` and fails on the others). A token without
-a score (a causal LM's first token when it has no BOS) is left out; a region with tokens but none scored
-is NaN.
+first token and is no region's. With ``final_eos`` a causal LM's log P(EOS | sentence) is one more token of
+the last non-empty region (as lm-zoo's GPT-2 image counted it). A region's value is ``meta.metric`` of its
+tokens' surprisals in bits (``-log2 p``): ``sum`` (0 for an empty region), ``mean``, ``median``, ``range``,
+``max``, ``min`` (NaN for an empty region: SyntaxGym 0.6 gives NaN for ``mean``/``median`` and fails on the
+others). A token without a score (a causal LM's first token when it has no BOS) is left out; a region with
+tokens but none scored is NaN.
 """
 
 from __future__ import annotations
@@ -59,10 +60,16 @@ def aggregate(values: np.ndarray, metric: str, n_tokens: int) -> float:
 
 def region_rows(condition: Any, score: Any, metric: str) -> list[tuple[int, str, float, int]]:
     """``(region_number, content, value, n_tokens)`` per region of ``condition`` (a
-    :class:`~pllscore.eval.syntaxgym.suite.Condition`) from the :class:`~pllscore.SentenceScore` of its sentence."""
+    :class:`~pllscore.eval.syntaxgym.suite.Condition`) from the scores of its sentence (``offsets`` and
+    ``logprobs`` per token, as a :class:`~pllscore.SentenceScore` has them, and ``eos``: log P(EOS | sentence)
+    or None)."""
     spans = condition.spans()
     owner = np.asarray(region_of_tokens(condition.sentence, spans, score.offsets), dtype=np.int64)
     bits = -np.asarray(score.logprobs, dtype=np.float64) / math.log(2)
+    eos = getattr(score, "eos", None)
+    if eos is not None:  # one more token, of the last non-empty region
+        owner = np.append(owner, max(r for r, span in enumerate(spans) if span is not None))
+        bits = np.append(bits, -eos / math.log(2))
     rows = []
     for r, (number, content) in enumerate(zip(condition.numbers, condition.contents)):
         mine = bits[owner == r] if owner.size else bits[:0]

@@ -2,8 +2,8 @@
 
 :func:`syntaxgym` reads and checks every suite (:mod:`~pllscore.eval.syntaxgym.suite`) before the model
 is loaded, scores each suite's distinct sentences through the table job of ``pllscore score``
-(:meth:`pllscore.eval.settings.EvalSettings.prepare`: a causal LM conditions the first token on BOS, a
-masked LM is scored by PLL under each ``metrics``), turns token surprisals into region values
+(:mod:`~pllscore.eval.syntaxgym.scores`: a causal LM conditions the first token on BOS, a masked LM is
+scored by PLL under each ``metrics``; locally or on Ray actors), turns token surprisals into region values
 (:mod:`~pllscore.eval.syntaxgym.regions`) and evaluates the predictions
 (:mod:`~pllscore.eval.syntaxgym.formula`).
 
@@ -23,16 +23,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pllscore.errors import InputError, NonFiniteError
-from pllscore.eval.folder import identity, output_folder, read_meta
-from pllscore.eval.settings import EvalSettings, load_scorers
+from pllscore.errors import InputError
+from pllscore.eval.folder import output_folder, read_meta
+from pllscore.eval.settings import EvalSettings
+from pllscore.eval.syntaxgym.scores import Local, OnRay
 from pllscore.eval.syntaxgym.suite import Suite, read_suite
 from pllscore.eval.syntaxgym.tables import PREDICTION_COLUMNS, REGION_COLUMNS, suite_tables, summary_table
-from pllscore.settings import ModelSettings, TextSettings
+from pllscore.settings import ModelSettings, RaySettings, TextSettings
 
-__all__ = ["KIND", "SyntaxGymResult", "read_suites", "syntaxgym"]
+__all__ = ["ENGINES", "KIND", "SyntaxGymResult", "read_suites", "syntaxgym"]
 
 KIND = "syntaxgym"
+ENGINES = ("local", "ray")
 PathLike = str | os.PathLike[str]
 
 
@@ -130,26 +132,14 @@ class _Folder:
         write_json(self.path / "meta.json", self.meta)
 
 
-def _run_record(scorer: Any, ident: Any, settings: EvalSettings, notes: list[str]) -> dict[str, Any]:
-    from pllscore.io.provenance import command_line, model_record, now, versions
+def _run_record(described: Any, settings: EvalSettings, notes: list[str], final_eos: bool) -> dict[str, Any]:
+    from pllscore.io.provenance import command_line, now, versions
 
-    model = {**model_record(scorer), "model_id": ident.model_id, "fingerprint": ident.fingerprint}
-    return {"command": command_line(), "date": now(), "model": model, "settings": settings.record(),
+    ident = described.ident
+    model = {**described.record, "model_id": ident.model_id, "fingerprint": ident.fingerprint}
+    recorded = {**settings.record(), **({"final_eos": True} if final_eos else {})}
+    return {"command": command_line(), "date": now(), "model": model, "settings": recorded,
             "notes": notes, "versions": versions()}  # fmt: skip
-
-
-def _score(prepared: Any, suite: Suite, progress: bool | None) -> Any:
-    """The results of the suite's distinct sentences through the table job (every sentence checked first)."""
-    from pllscore.io.readers import read_input
-
-    sentences = list(dict.fromkeys(suite.sentences()))
-    try:
-        return prepared.table(read_input(sentences)).score(0, len(sentences), progress=progress)
-    except NonFiniteError as e:
-        where = f"suite {suite.name}: sentence {sentences[e.index]!r:.80}"
-        raise NonFiniteError(e.index, e.value, e.dtype, where=where) from None
-    except InputError as e:
-        raise InputError(f"suite {suite.name}: {e}") from None
 
 
 def syntaxgym(
@@ -160,8 +150,12 @@ def syntaxgym(
     force: bool = False,
     progress: bool | None = None,
     metrics: str | Sequence[str] | None = None,
+    convention: str | None = None,
+    final_eos: bool = False,
+    engine: str = "local",
     model: ModelSettings | None = None,
     text: TextSettings | None = None,
+    ray: RaySettings | None = None,
 ) -> SyntaxGymResult:
     """Score SyntaxGym test suites (JSON files) with one model: region surprisals and prediction results.
 
@@ -174,8 +168,18 @@ def syntaxgym(
         progress: a progress bar on stderr (None: only when stderr is a terminal).
         metrics: masked LMs: the PLL metric(s) (default ``word-l2r``; ``"all"`` for the four); causal LMs
             are scored by their log-likelihood.
+        convention: ``"paper"`` (default) reads each sentence as given; ``"lm-eval"`` as lm-evaluation-harness
+            reads a continuation (``" " + sentence``: GPT-2's first token is ``"ĠThe"``). Token offsets still
+            index into the sentence, so each token goes to the same region by the same rule.
+        final_eos: causal LMs: add log P(EOS | sentence) (the tokenizer's EOS token, in bits) to the last
+            non-empty region as one more of its tokens, as lm-zoo's GPT-2 image did (off by default: SyntaxGym's
+            own semantics score nothing after the last token).
+        engine: ``"local"``, or ``"ray"``: suites spread over Ray actors that each load the model (``scorer``
+            must then be a name or path every worker can read); the same scoring code either way.
         model, text: the settings of ``pllscore score`` (:class:`~pllscore.settings.ModelSettings`: how a
-            named model is loaded; :class:`~pllscore.settings.TextSettings`: its ``metrics``).
+            named model is loaded; :class:`~pllscore.settings.TextSettings`: its ``metrics`` and ``convention``).
+        ray: :class:`~pllscore.settings.RaySettings` of the Ray engine (``address``, ``workers``,
+            ``cpus_per_worker``, ``gpus_per_worker``).
 
     Returns:
         A :class:`SyntaxGymResult`. A suite that cannot be read (broken JSON, an unknown condition in a
@@ -184,39 +188,48 @@ def syntaxgym(
     paths = [suites] if isinstance(suites, (str, os.PathLike)) else list(suites)
     if not paths:
         raise InputError("no suite given")
+    if engine not in ENGINES:
+        raise InputError(f"unknown engine {engine!r}; choose local or ray")
     good, errors = read_suites(paths)
     if not good:
         raise InputError(errors[0] if len(errors) == 1 else "; ".join(errors))
     notes = [n for s in good for n in s.notes]
-    settings = EvalSettings.merge(model, text, metrics=metrics)
+    settings = EvalSettings.merge(model, text, metrics=metrics, convention=convention)
     folder = _Folder.open(output, force)
-    (loaded,) = load_scorers([scorer], settings.model)
-    ident = identity(loaded)
-    prepared = settings.prepare(loaded)
-    run = _run_record(loaded, ident, settings, notes)
+    scoring = Local(scorer, settings, progress) if engine == "local" else OnRay(scorer, settings, ray, len(good))
+    try:
+        described = scoring.describe()
+        run = _run_record(described, settings, notes, final_eos)
+        regions, predictions, skipped = _score_suites(scoring, described, good, folder, run, final_eos)
+    finally:
+        scoring.close()
+    return _result(folder, regions, predictions, notes, skipped, errors)
+
+
+def _score_suites(scoring: Any, described: Any, suites: list[Suite], folder: _Folder, run: dict[str, Any],
+                  final_eos: bool) -> tuple[list[Any], list[Any], list[str]]:  # fmt: skip
+    """Score the suites ``folder`` lacks and write it after each; this run's tables and the suites skipped."""
+    ident = described.ident
     same = {**run["settings"], "text": {k: v for k, v in run["settings"]["text"].items() if k != "metrics"}}
     shown = ident.model_id.rsplit("@", 1)[0]
-    this_regions, this_predictions, skipped = [], [], []
-    for suite in good:
-        entries = [
-            {
-                "suite": suite.name,
-                "sha256": suite.fingerprint,
-                "model_id": ident.model_id,
-                "metric": m,
-                "settings": same,
-            }  # fmt: skip
-            for m in prepared.metrics
-        ]
+    todo: list[tuple[Suite, list[dict[str, Any]]]] = []
+    skipped = []
+    for suite in suites:
+        entries = [{"suite": suite.name, "sha256": suite.fingerprint, "model_id": ident.model_id, "metric": m,
+                    "settings": same} for m in described.metrics]  # fmt: skip
         if all(folder.done(e) for e in entries):
             skipped.append(suite.name)
-            continue
-        regions, predictions = suite_tables(suite, _score(prepared, suite, progress), shown, ident.model_id)
+        else:
+            todo.append((suite, entries))
+    distinct = [(s.name, list(dict.fromkeys(s.sentences()))) for s, _ in todo]
+    this_regions, this_predictions = [], []
+    for (suite, entries), scores in zip(todo, scoring.scores(distinct, final_eos)):
+        regions, predictions = suite_tables(suite, scores, shown, ident.model_id)
         folder.add(suite, regions, predictions, entries)
         folder.write(run)
         this_regions.append(regions)
         this_predictions.append(predictions)
-    return _result(folder, this_regions, this_predictions, notes, skipped, errors)
+    return this_regions, this_predictions, skipped
 
 
 def _result(folder: _Folder, regions: list[Any], predictions: list[Any], notes: list[str], skipped: list[str],
