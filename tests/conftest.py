@@ -206,6 +206,13 @@ def causal_models():
     }
 
 
+@pytest.fixture(scope="session")
+def seq2seq_models():
+    from tests.seq2seq_models import BUILDERS
+
+    return {name: build() for name, build in BUILDERS.items()}
+
+
 def _need(path: Path) -> None:
     if not path.is_dir():
         pytest.skip(f"{path} not found: the shared models must sit beside the repository")

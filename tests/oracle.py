@@ -118,3 +118,22 @@ def masked_window_logprobs(model, tok, text: str, metric: str, limit: int) -> li
         logits = model(input_ids=x).logits[0, target]
         out.append(torch.log_softmax(logits.double(), -1)[w_ids[target]].item())
     return out
+
+
+@torch.inference_mode()
+def seq2seq_logprobs(model, tokenizer, text: str, source: str = "") -> list[float]:
+    """Per label of ``text`` (encoded with its special tokens), its log-probability given ``source``: one
+    unbatched, unpadded teacher-forced pass, as ``model(input_ids=source, labels=text)`` computes its loss."""
+    src = tokenizer(source)["input_ids"]
+    labels = tokenizer(text)["input_ids"]
+    logits = model(input_ids=torch.tensor([src]), labels=torch.tensor([labels])).logits[0].double()
+    return [torch.log_softmax(logits[i], -1)[labels[i]].item() for i in range(len(labels))]
+
+
+@torch.inference_mode()
+def seq2seq_loss_total(model, tokenizer, text: str, source: str = "") -> float:
+    """Minus the model's own summed loss of ``text`` given ``source``."""
+    src = tokenizer(source)["input_ids"]
+    labels = tokenizer(text)["input_ids"]
+    out = model(input_ids=torch.tensor([src]), labels=torch.tensor([labels]))
+    return -out.loss.item() * len(labels)

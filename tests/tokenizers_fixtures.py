@@ -104,3 +104,18 @@ def unigram(*, template: str = "<s> $A </s>") -> PreTrainedTokenizerFast:
         single=template, special_tokens=[(t, tok.token_to_id(t)) for t in ("<s>", "</s>") if t in template]
     )
     return PreTrainedTokenizerFast(tokenizer_object=tok, **_XLM_SPECIALS)
+
+
+def t5_unigram() -> PreTrainedTokenizerFast:
+    """T5-style Unigram: ``$A </s>``, <pad> 0, </s> 1, <unk> 2, no BOS."""
+    specials = ["<pad>", "</s>", "<unk>"]
+    tok = Tokenizer(models.Unigram())
+    tok.normalizer = normalizers.NFKC()
+    tok.pre_tokenizer = pre_tokenizers.Metaspace()
+    tok.decoder = decoders.Metaspace()
+    trainer = trainers.UnigramTrainer(vocab_size=150, special_tokens=specials, unk_token="<unk>", show_progress=False)
+    tok.train_from_iterator(CORPUS, trainer)
+    tok.post_processor = processors.TemplateProcessing(single="$A </s>", special_tokens=[("</s>", 1)])
+    return PreTrainedTokenizerFast(
+        tokenizer_object=tok, pad_token="<pad>", eos_token="</s>", unk_token="<unk>", model_max_length=64
+    )

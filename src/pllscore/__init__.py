@@ -32,6 +32,7 @@ __all__ = [
     "ScoreSummary",
     "Scorer",
     "SentenceScore",
+    "Seq2SeqScorer",
     "TokenScore",
     "WordScore",
     "__version__",
@@ -49,6 +50,7 @@ _LAZY = {
     "CausalScorer": "pllscore.scoring.causal",
     "MaskedScorer": "pllscore.scoring.masked",
     "Scorer": "pllscore.scoring.base",
+    "Seq2SeqScorer": "pllscore.scoring.seq2seq",
     "load": "pllscore.scoring.api",
     "score": "pllscore.scoring.api",
     "score_file": "pllscore.jobs.local",
@@ -69,6 +71,7 @@ if TYPE_CHECKING:
     from pllscore.scoring.base import Scorer
     from pllscore.scoring.causal import CausalScorer
     from pllscore.scoring.masked import MaskedScorer
+    from pllscore.scoring.seq2seq import Seq2SeqScorer
 
 
 def __getattr__(name: str) -> Any:

@@ -24,6 +24,7 @@ __all__ = [
     "Kind",
     "Loaded",
     "check_kind",
+    "class_kind",
     "detect_kind",
     "float32_weights",
     "missing_weights",
@@ -116,6 +117,18 @@ def detect_kind(config: Any) -> Kind | None:
     if model_type in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES:
         return "causal"
     return None
+
+
+def class_kind(model: Any) -> Kind | None:
+    """The kind of LM a loaded model is, from its class name (``...ForMaskedLM``), else from its config."""
+    if getattr(model.config, "is_encoder_decoder", False):
+        return "seq2seq"
+    name = type(model).__name__
+    if name.endswith("ForMaskedLM"):
+        return "masked"
+    if name.endswith(("ForCausalLM", "LMHeadModel")):
+        return "causal"
+    return detect_kind(model.config)
 
 
 def float32_weights() -> dict[str, torch.dtype]:

@@ -84,6 +84,8 @@ def _part_rows(items: Sequence[SentenceScore], level: str, value: str) -> Rows:
         own, parts = ["text", "start", "end", value, "n_tokens"], _word_values
     else:
         own, parts = ["piece", "start", "end", "word", value, "scored"], _token_values
+        if any(r.special is not None for r in items):
+            own, parts = [*own, "special"], _token_values_special
     columns = ["index", "metric", level, *own, "unit"]
     rows = [dict(zip(columns, (r.index, r.metric, i, *p, r.unit))) for r in items for i, p in enumerate(parts(r))]
     _add_outputs(rows, columns, items, level)
@@ -98,6 +100,11 @@ def _word_values(r: SentenceScore) -> list[tuple[Any, ...]]:
 def _token_values(r: SentenceScore) -> list[tuple[Any, ...]]:
     """Per token: piece, start, end, word, score, scored (the token level's own columns)."""
     return [(t.piece, t.span[0], t.span[1], t.word, t.score, t.scored) for t in r.tokens]
+
+
+def _token_values_special(r: SentenceScore) -> list[tuple[Any, ...]]:
+    """:func:`_token_values` and whether the token is a scored special token (an encoder-decoder's EOS)."""
+    return [(t.piece, t.span[0], t.span[1], t.word, t.score, t.scored, t.special) for t in r.tokens]
 
 
 def to_wide_frame(results: Results | Sequence[SentenceScore], level: Level = "sentence", **options: Any) -> Any:
@@ -161,7 +168,7 @@ def _wide_words(by_metric: dict[str, list[SentenceScore]]) -> dict[str, Any]:
     cols["word_text"] = [r.text[a:b] for r in first for a, b in r.word_spans]
     cols["start"] = np.array([a for a, _ in spans], dtype=np.int64)
     cols["end"] = np.array([b for _, b in spans], dtype=np.int64)
-    cols["n_tokens"] = np.concatenate([np.bincount(r.word_index, minlength=r.n_words) for r in first])
+    cols["n_tokens"] = np.concatenate([r.word_token_counts for r in first])
     for metric, g in by_metric.items():
         cols[metric] = np.concatenate([r.word_scores for r in g])
         _wide_outputs(cols, metric, g, "word")
@@ -178,6 +185,8 @@ def _wide_tokens(by_metric: dict[str, list[SentenceScore]]) -> dict[str, Any]:
     cols["start"] = np.array([a for r in first for a, _ in r.offsets], dtype=np.int64)
     cols["end"] = np.array([b for r in first for _, b in r.offsets], dtype=np.int64)
     cols["word"] = np.concatenate([r.word_index for r in first])
+    if any(r.special is not None for r in first):
+        cols["special"] = np.concatenate([r.is_special for r in first])
     for metric, g in by_metric.items():
         cols[metric] = np.concatenate([r.token_scores for r in g])
         _wide_outputs(cols, metric, g, "token")

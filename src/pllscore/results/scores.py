@@ -54,6 +54,8 @@ class TokenScore:
     scored: bool
     entropy: float | None = None
     rank: int | None = None
+    #: a special token scored all the same (an encoder-decoder model's closing EOS; word -1)
+    special: bool = False
 
 
 @dataclass(frozen=True)
@@ -76,9 +78,11 @@ class SentenceScore:
         text: the text as given.
         metric: the masked-LM metric, or ``"causal"`` for a causal LM's log-likelihood.
         model: the model's name or path.
-        pieces: the text's tokens, special tokens left out.
-        offsets: per token, its character span in ``text``.
-        word_index: per token, the index of its word.
+        pieces: the text's tokens; special tokens left out, but for those a model kind scores (an
+            encoder-decoder model's closing EOS, listed in sequence order).
+        offsets: per token, its character span in ``text`` (a scored special token: empty, at the
+            text's start or end).
+        word_index: per token, the index of its word (-1: a special token, in no word).
         word_spans: per word, its character span in ``text``.
         logprobs: per token, log-probability in nats (NaN when not scored). Unaffected by views.
         base: logarithm base of the view (``math.e`` for nats, 2 for bits).
@@ -89,6 +93,8 @@ class SentenceScore:
             None; NaN when not scored.
         word_correction: per token, what ``word_prob="bow"`` adds to its word's score (nats; see
             :mod:`pllscore.scoring.bow`), else None. Token scores and totals never include it.
+        special: per token, whether it is a scored special token (None: the result has none). Its
+            score counts in the total and the mean, not in any word.
     """
 
     index: int
@@ -105,6 +111,7 @@ class SentenceScore:
     entropy: np.ndarray | None = None
     rank: np.ndarray | None = None
     word_correction: np.ndarray | None = None
+    special: np.ndarray | None = None
 
     # --- views -----------------------------------------------------------------
     def view(self, *, base: float | Literal["e"] | None = None, surprisal: bool | None = None) -> SentenceScore:
@@ -144,8 +151,17 @@ class SentenceScore:
 
     @property
     def n_tokens(self) -> int:
-        """Number of tokens of the text (special tokens not counted)."""
+        """Number of tokens listed: the text's, and the special tokens scored (see :attr:`special`)."""
         return len(self.pieces)
+
+    @property
+    def is_special(self) -> np.ndarray:
+        """Per token, whether it is a scored special token (all False for most results)."""
+        return np.zeros(len(self.pieces), dtype=bool) if self.special is None else np.asarray(self.special, bool)
+
+    @property
+    def _in_word(self) -> np.ndarray:
+        return np.asarray(self.word_index) >= 0
 
     @property
     def n_scored(self) -> int:
@@ -197,8 +213,10 @@ class SentenceScore:
         ents = [None] * self.n_tokens if ent is None else [float(x) for x in ent]
         ranks = [None] * self.n_tokens if self.rank is None else [None if np.isnan(x) else int(x) for x in self.rank]
         return [
-            TokenScore(piece=p, span=o, word=int(w), score=float(v), scored=bool(s), entropy=e, rank=k)
-            for p, o, w, v, s, e, k in zip(self.pieces, self.offsets, self.word_index, values, scored, ents, ranks)
+            TokenScore(piece=p, span=o, word=int(w), score=float(v), scored=bool(s), entropy=e, rank=k, special=bool(x))
+            for p, o, w, v, s, e, k, x in zip(
+                self.pieces, self.offsets, self.word_index, values, scored, ents, ranks, self.is_special
+            )
         ]
 
     @property
@@ -209,20 +227,26 @@ class SentenceScore:
         if self.word_correction is not None:
             scale = (-1.0 if self.surprisal else 1.0) / math.log(self.base)
             values = values + np.nan_to_num(self.word_correction, nan=0.0) * scale
+        own = self._in_word  # a scored special token counts in the total, in no word
         sums = np.zeros(self.n_words, dtype=np.float64)
-        np.add.at(sums, self.word_index, np.nan_to_num(values, nan=0.0))
+        np.add.at(sums, self.word_index[own], np.nan_to_num(values[own], nan=0.0))
         any_scored = np.zeros(self.n_words, dtype=bool)
-        np.logical_or.at(any_scored, self.word_index, self.scored)
+        np.logical_or.at(any_scored, self.word_index[own], self.scored[own])
         return np.where(any_scored, sums, np.nan)
 
     @property
     def words(self) -> list[WordScore]:
         """Per-word scores, in text order."""
-        counts = np.bincount(self.word_index, minlength=self.n_words)
+        counts = self.word_token_counts
         return [
             WordScore(text=self.text[a:b], span=(a, b), score=float(v), n_tokens=int(n))
             for (a, b), v, n in zip(self.word_spans, self.word_scores, counts)
         ]
+
+    @property
+    def word_token_counts(self) -> np.ndarray:
+        """Per word, its number of tokens."""
+        return np.bincount(self.word_index[self._in_word], minlength=self.n_words)
 
     def word_first(self, values: np.ndarray | None) -> np.ndarray | None:
         """Per word, ``values`` at its first token (how word level reports entropy and rank); None for None."""
@@ -230,7 +254,8 @@ class SentenceScore:
             return None
         first = np.full(self.n_words, -1, dtype=np.int64)
         for t in range(self.n_tokens - 1, -1, -1):
-            first[self.word_index[t]] = t
+            if self.word_index[t] >= 0:
+                first[self.word_index[t]] = t
         return np.where(first >= 0, np.asarray(values, dtype=np.float64)[np.maximum(first, 0)], np.nan)
 
     def word(self, i: int) -> WordScore:
@@ -263,6 +288,7 @@ class SentenceScore:
                     "score": _none_if_nan(t.score),
                     **({} if t.entropy is None else {"entropy": _none_if_nan(t.entropy)}),
                     **({} if self.rank is None else {"rank": t.rank}),
+                    **({"special": True} if t.special else {}),
                 }
                 for t in self.tokens
             ],

@@ -69,7 +69,8 @@ class TokenUnigram:
         scored = score.scored
         if not scored.any():
             return math.nan
-        return float(sum(self.token_logprob(p) for p, s in zip(score.pieces, scored) if s))
+        text = scored & ~score.is_special  # an encoder-decoder's EOS is the model's, not a unigram's
+        return float(sum(self.token_logprob(p) for p, s in zip(score.pieces, text) if s))
 
     def describe(self) -> dict[str, Any]:
         """Provenance: level, source, smoothing, size."""

@@ -4,6 +4,7 @@
 :meth:`Scorer.check`, :meth:`Scorer.score`) and the hooks a model kind fills.
 :mod:`~pllscore.scoring.masked`: :class:`MaskedScorer` (pseudo-log-likelihoods).
 :mod:`~pllscore.scoring.causal`: :class:`CausalScorer` (log-likelihoods).
+:mod:`~pllscore.scoring.seq2seq`: :class:`Seq2SeqScorer` (encoder-decoder: log P(text | source)).
 :mod:`~pllscore.scoring.api`: :func:`load`, :func:`as_scorer`, :func:`score`.
 :mod:`~pllscore.scoring.encoding`: texts -> token ids and alignments (:class:`Encodings`), the checks on texts.
 :mod:`~pllscore.scoring.stitching`: encoded texts -> what the engines run (windows for long texts), and
@@ -19,13 +20,14 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-__all__ = ["CausalScorer", "Encodings", "MaskedScorer", "Scorer", "as_scorer", "load", "score"]
+__all__ = ["CausalScorer", "Encodings", "MaskedScorer", "Scorer", "Seq2SeqScorer", "as_scorer", "load", "score"]
 
 # the module of each name, imported on first use
 _HOMES = {
     "base": ("Scorer",),
     "masked": ("MaskedScorer",),
     "causal": ("CausalScorer",),
+    "seq2seq": ("Seq2SeqScorer",),
     "encoding": ("Encodings",),
     "api": ("load", "as_scorer", "score"),
 }
@@ -36,6 +38,7 @@ if TYPE_CHECKING:
     from pllscore.scoring.causal import CausalScorer
     from pllscore.scoring.encoding import Encodings
     from pllscore.scoring.masked import MaskedScorer
+    from pllscore.scoring.seq2seq import Seq2SeqScorer
 
 
 def __getattr__(name: str) -> Any:

@@ -15,6 +15,7 @@ from pllscore.results.scores import Results
 from pllscore.scoring.base import Scorer, Words
 from pllscore.scoring.causal import CausalScorer
 from pllscore.scoring.masked import MaskedScorer
+from pllscore.scoring.seq2seq import Seq2SeqScorer
 
 __all__ = ["SCORERS", "as_scorer", "load", "score"]
 
@@ -22,6 +23,7 @@ __all__ = ["SCORERS", "as_scorer", "load", "score"]
 SCORERS: dict[str, tuple[type[Scorer], tuple[str, ...]]] = {
     "masked": (MaskedScorer, ("metric",)),
     "causal": (CausalScorer, ("bos", "stride", "share_prefixes")),
+    "seq2seq": (Seq2SeqScorer, ("eos",)),
 }
 
 
@@ -44,7 +46,7 @@ def load(
     compile: bool = False,
     eos: bool = True,
     cache: bool = True,
-) -> MaskedScorer | CausalScorer:
+) -> MaskedScorer | CausalScorer | Seq2SeqScorer:
     """Load a model by Hub name or local folder and return the scorer for its kind.
 
     Args:
@@ -90,7 +92,7 @@ def load(
 
 def as_scorer(
     model: Any, *, kind: Kind | None = None, role: str = "this", **load_kwargs: Any
-) -> MaskedScorer | CausalScorer:
+) -> MaskedScorer | CausalScorer | Seq2SeqScorer:
     """A scorer from a Hub name or a folder (loaded with ``load_kwargs``), or a scorer given as is.
 
     With ``kind``, a scorer of the other kind is refused: "<name> is a causal LM; <role> needs a

@@ -10,14 +10,15 @@ once; a model kind is one subclass that fills the hooks :meth:`Scorer._metrics`,
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 import torch
 
 from pllscore.engine.compiling import compile_layers
-from pllscore.engine.loading import Kind, detect_kind, max_input_length, resolve_dtype
-from pllscore.engine.padding import batching_for
+from pllscore.engine.loading import Kind, max_input_length, resolve_dtype
+from pllscore.engine.models import class_kind
+from pllscore.engine.padding import Batching, batching_for
 from pllscore.errors import InputError, ModelError, NonFiniteError
 from pllscore.plan.align import Span
 from pllscore.plan.words import check_mask_by, check_words
@@ -33,51 +34,16 @@ from pllscore.scoring.encoding import (
     targets,
 )
 from pllscore.scoring.outputs import check_outputs
+from pllscore.scoring.run import Batch, Scored
 
 #: what ``words=`` may be: a named mode, or one list of words per text
 Words = str | Sequence[Sequence[str]]
 
-__all__ = ["Batch", "Scored", "Scorer", "Words", "class_kind"]
+__all__ = ["Batch", "Scored", "Scorer", "Words", "class_kind"]  # Batch, Scored, class_kind: re-exported
 
 # padded tokens per batch when the caller gives none. On a CPU, 1024 keeps a layer's
 # activations in the last-level cache; larger batches made scoring 5-10% slower (BENCHMARKS.md).
 _DEFAULT_MAX_TOKENS = {"cuda": 32768, "mps": 8192, "cpu": 1024}
-
-
-def class_kind(model: Any) -> Kind | None:
-    """The kind of LM a loaded model is, from its class name (``...ForMaskedLM``), else from its config."""
-    name = type(model).__name__
-    if name.endswith("ForMaskedLM"):
-        return "masked"
-    if name.endswith(("ForCausalLM", "LMHeadModel")):
-        return "causal"
-    return detect_kind(model.config)
-
-
-class Scored(NamedTuple):
-    """One (metric, text) of a kind's run (:meth:`Scorer._run`)."""
-
-    metric: str
-    #: which text of the batch
-    index: int
-    #: per scored position of the text, its log-probability (NaN: not scored)
-    values: np.ndarray
-    #: the positions the engine read, for the finite check (None: all)
-    read: np.ndarray | None
-    #: optional per-token arrays of the results (entropy, rank, word_correction)
-    extra: dict[str, np.ndarray]
-
-
-class Batch(NamedTuple):
-    """What a kind's run (:meth:`Scorer._run`) scores: texts encoded, and what to compute for them."""
-
-    encoded: Sequence[Encoded]
-    #: per text, which of its scored positions to score (None: all), from ``spans``
-    keeps: Sequence[np.ndarray | None]
-    metrics: tuple[str, ...]
-    #: the per-token arrays to fill besides the scores (what :meth:`Scorer._outputs` returned)
-    asked: tuple[str, ...]
-    progress: bool | None
 
 
 class Scorer:
@@ -107,7 +73,7 @@ class Scorer:
         if actual is not None and actual != self.kind:
             raise ModelError(
                 f"{type(model).__name__} is a {actual} LM, but {type(self).__name__} needs a {self.kind} one; "
-                f"use {'MaskedScorer' if actual == 'masked' else 'CausalScorer'} or pllscore.load()"
+                "use the scorer of its kind, or pllscore.load()"
             )
         if not getattr(tokenizer, "is_fast", False):
             raise ModelError(
@@ -126,7 +92,7 @@ class Scorer:
             (i for i in (tokenizer.pad_token_id, tokenizer.eos_token_id, tokenizer.unk_token_id) if i is not None), 0
         )
         self._vocab_size = int(model.config.vocab_size)
-        self.padding = batching_for(self.model, tokenizer, self._pad_id)  # padded batches only where exact
+        self.padding = self._batching()  # padded batches only where exact
         self.long = check_long(long)
         if not isinstance(words, str):
             raise InputError("a scorer's default words must be 'tokenizer' or 'whitespace'; give lists to score()")
@@ -154,6 +120,15 @@ class Scorer:
         return f"{type(self).__name__}({self.name!r}, device={self.device}, max_tokens={self.max_tokens})"
 
     # -- the hooks a model kind fills ------------------------------------------------------------
+
+    def _batching(self) -> Batching:
+        """How the model must be batched to score exactly (:func:`~pllscore.engine.padding.batching_for`)."""
+        return batching_for(self.model, self.tokenizer, self._pad_id)
+
+    def _encode(self, texts: list[str], **options: Any) -> list[Encoded]:
+        """Encode checked ``texts`` (:func:`~pllscore.scoring.encoding.encode`'s options); a kind whose model
+        reads the texts otherwise (an encoder-decoder's source) overrides it."""
+        return encode(self.tokenizer, texts, **options)
 
     def _metrics(self, metric: str | Sequence[str] | None) -> tuple[str, ...]:
         """The metrics ``score(metric=...)`` asks for, checked (None: the scorer's own)."""
@@ -342,7 +317,7 @@ class Scorer:
             "word_sep": word_sep,
             "mask_by": mask,
         }
-        encoded = encode(self.tokenizer, texts, allow_long=windowed, lead_sep=lm_eval, **model, **text)
+        encoded = self._encode(texts, allow_long=windowed, lead_sep=lm_eval, **model, **text)
         return Encodings(texts, encoded, context=contexts, words=chosen, **made)
 
     def _results(
@@ -383,17 +358,26 @@ class Scorer:
     def _result(
         self, index: int, text: str, enc: Encoded, metric: str, logprobs: np.ndarray, **extra: np.ndarray
     ) -> SentenceScore:
-        """The :class:`SentenceScore`; ``extra``: optional per-token arrays (entropy, rank, word_correction)."""
+        """The :class:`SentenceScore`; ``extra``: optional per-token arrays (entropy, rank, word_correction).
+
+        Its tokens are the text's and, in sequence order among them, the special tokens the kind scores
+        (:attr:`Encoded.specials`: word -1, an empty span at the text's start or end).
+        """
         al = enc.reported
+        word = dict(zip(al.positions, al.word_of))
+        first = al.positions[0]
+        spans = {p: (0, 0) if p < first else (len(text), len(text)) for p in enc.specials}
+        order = sorted([*al.positions, *enc.specials])
         return SentenceScore(
             index=index,
             text=text,
             metric=metric,
             model=self.name,
-            pieces=tuple(enc.pieces[p] for p in al.positions),
-            offsets=tuple(al.token_spans[p] for p in al.positions),
-            word_index=np.asarray(al.word_of, dtype=np.int64),
+            pieces=tuple(enc.pieces[p] for p in order),
+            offsets=tuple(spans[p] if p in spans else al.token_spans[p] for p in order),
+            word_index=np.asarray([word.get(p, -1) for p in order], dtype=np.int64),
             word_spans=al.word_spans,
             logprobs=np.asarray(logprobs, dtype=np.float64),
+            special=np.asarray([p in spans for p in order]) if spans else None,
             **{k: np.asarray(v, dtype=np.float64) for k, v in extra.items()},
         )

@@ -80,6 +80,10 @@ class Encoded:
         trail: number of special positions after the last content token.
         user_words: the alignment regrouped into the user's words when results follow them but
             masks do not (``mask_by="tokenizer"``); None when results follow ``alignment``.
+        source: the ids the encoder of an encoder-decoder model reads (its source); None for the
+            other kinds.
+        specials: the positions of special tokens that are scored all the same (an encoder-decoder
+            model's closing EOS); the results list them among the text's tokens, in no word.
     """
 
     ids: list[int]
@@ -90,6 +94,8 @@ class Encoded:
     lead: int = 0
     trail: int = 0
     user_words: Alignment | None = None
+    source: tuple[int, ...] | None = None
+    specials: tuple[int, ...] = ()
 
     @property
     def reported(self) -> Alignment:

@@ -36,8 +36,9 @@ def check_outputs(outputs: str | Sequence[str] | None, word_prob: str | None, ki
     chosen = tuple(dict.fromkeys(asked))
     if check_word_prob(word_prob) == "bow":
         if kind != "causal":
+            scores = "a masked LM's PLL" if kind == "masked" else f"a {kind} LM's score"
             raise InputError(
-                "word_prob='bow' corrects a causal LM's word probabilities; a masked LM's PLL has no such "
+                f"word_prob='bow' corrects a causal LM's word probabilities; {scores} has no such "
                 "correction: leave word_prob out"
             )
         chosen += ("word_correction",)
