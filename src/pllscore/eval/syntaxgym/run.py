@@ -26,7 +26,7 @@ from typing import Any
 from pllscore.errors import InputError
 from pllscore.eval.folder import output_folder, read_meta
 from pllscore.eval.settings import EvalSettings
-from pllscore.eval.syntaxgym.scores import Local, OnRay
+from pllscore.eval.syntaxgym.scores import Local, OnRay, check_final_eos
 from pllscore.eval.syntaxgym.suite import Suite, read_suite
 from pllscore.eval.syntaxgym.tables import PREDICTION_COLUMNS, REGION_COLUMNS, suite_tables, summary_table
 from pllscore.settings import ModelSettings, RaySettings, TextSettings
@@ -199,6 +199,8 @@ def syntaxgym(
     scoring = Local(scorer, settings, progress) if engine == "local" else OnRay(scorer, settings, ray, len(good))
     try:
         described = scoring.describe()
+        if final_eos:  # before any suite is scored
+            check_final_eos(described.record["kind"], described.record["name"])
         run = _run_record(described, settings, notes, final_eos)
         regions, predictions, skipped = _score_suites(scoring, described, good, folder, run, final_eos)
     finally:

@@ -23,7 +23,10 @@ from pllscore.eval.folder import Identity, identity
 from pllscore.eval.settings import EvalSettings, load_scorers
 from pllscore.settings import RaySettings
 
-__all__ = ["Described", "Local", "OnRay", "SuiteScores", "TokenScores", "describe", "final_eos_logprobs", "score_suite"]
+__all__ = [
+    "Described", "Local", "OnRay", "SuiteScores", "TokenScores", "check_final_eos", "describe", "final_eos_logprobs",
+    "score_suite",
+]  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -63,11 +66,16 @@ def describe(scorer: Any, settings: EvalSettings) -> Described:
     return Described(identity(scorer), model_record(scorer), settings.prepare(scorer).metrics)
 
 
+def check_final_eos(kind: str, name: str) -> None:
+    """Refuse ``final_eos`` for a model that is not a causal LM."""
+    if kind != "causal":
+        raise InputError(f"--final-eos adds a causal LM's end-of-sentence surprisal; {name!r} is {kind}")
+
+
 def final_eos_logprobs(prepared: Any, sentences: Sequence[str]) -> list[float]:
     """Per sentence, log P(EOS | sentence) in nats: the tokenizer's EOS after the sentence's ids as scored."""
     scorer, options = prepared.scorer, prepared.options
-    if scorer.kind != "causal":
-        raise InputError(f"--final-eos adds a causal LM's end-of-sentence surprisal; {scorer.name!r} is {scorer.kind}")
+    check_final_eos(scorer.kind, scorer.name)
     eos = getattr(getattr(scorer, "tokenizer", None), "eos_token_id", None)
     if eos is None:
         raise InputError(f"the tokenizer of {scorer.name!r} has no EOS token; drop --final-eos")
