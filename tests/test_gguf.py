@@ -105,7 +105,10 @@ def _permute(w: np.ndarray, n_head: int) -> np.ndarray:
 
 
 def write_tiny_gguf(path, model, tokenizer) -> None:
-    """Write a LlamaForCausalLM (float32) and its byte-level BPE tokenizer as a GGUF file."""
+    """Write a LlamaForCausalLM (float32) and its byte-level BPE tokenizer as a GGUF file.
+
+    A model with tied embeddings is written without ``output.weight``, as llama.cpp writes one.
+    """
     import gguf
 
     cfg = model.config
@@ -151,11 +154,20 @@ def write_tiny_gguf(path, model, tokenizer) -> None:
         for ours, theirs in names.items():
             w.add_tensor(f"blk.{i}.{ours}.weight", sd[p + theirs + ".weight"])
     w.add_tensor("output_norm.weight", sd["model.norm.weight"])
-    w.add_tensor("output.weight", sd["lm_head.weight"])
+    if not cfg.tie_word_embeddings:
+        w.add_tensor("output.weight", sd["lm_head.weight"])
     w.write_header_to_file()
     w.write_kv_data_to_file()
     w.write_tensors_to_file()
     w.close()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _private_cache(tmp_path_factory):
+    """Converted GGUF files go to a folder of this test run's, not the user's cache."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("PLLSCORE_CACHE", str(tmp_path_factory.mktemp("pllscore-cache")))
+        yield
 
 
 @pytest.fixture(scope="module")
@@ -164,8 +176,11 @@ def tiny(tmp_path_factory):
     return make_tiny_gguf(tmp_path_factory.mktemp("gguf"))
 
 
-def make_tiny_gguf(folder):
-    """A random tiny Llama written to ``folder`` as a GGUF file: (its path, the model, its tokenizer)."""
+def make_tiny_gguf(folder, *, tied: bool = False, seed: int = 0):
+    """A random tiny Llama written to ``folder`` as a GGUF file: (its path, the model, its tokenizer).
+
+    ``tied``: the output layer is the embedding matrix (no ``output.weight`` in the file).
+    """
     if not _has("gguf", "accelerate"):
         pytest.skip(f"the gguf extra is not installed ({EXTRA})")
     from transformers import LlamaConfig, LlamaForCausalLM
@@ -173,7 +188,7 @@ def make_tiny_gguf(folder):
     from tests import tokenizers_fixtures as tf
 
     tok = tf.byte_bpe(roberta=False)
-    torch.manual_seed(0)
+    torch.manual_seed(seed)
     config = LlamaConfig(
         vocab_size=len(tok),
         hidden_size=32,
@@ -185,14 +200,14 @@ def make_tiny_gguf(folder):
         rms_norm_eps=1e-6,
         bos_token_id=tok.bos_token_id,
         eos_token_id=tok.eos_token_id,
-        tie_word_embeddings=False,
+        tie_word_embeddings=tied,
     )
     model = LlamaForCausalLM(config).eval()
     with torch.no_grad():  # norms of 1 would hide a norm weight read from the wrong tensor
         for name, p in model.named_parameters():
             if "norm" in name:
                 p.uniform_(0.5, 1.5)
-    path = folder / "tiny-llama.F32.gguf"
+    path = folder / ("tiny-llama-tied.F32.gguf" if tied else "tiny-llama.F32.gguf")
     write_tiny_gguf(path, model, tok)
     return path, model, tok
 

@@ -17,7 +17,6 @@ SHA-256 (:func:`pllscore.io.provenance.model_identity`). It needs the ``gguf`` p
 from __future__ import annotations
 
 import contextlib
-import functools
 import importlib.util
 import os
 import tempfile
@@ -27,17 +26,18 @@ from typing import Any
 
 import torch
 
+from pllscore.engine.gguf_reader import shared_parses
 from pllscore.engine.models import Kind, Loaded, detect_kind, float32_weights, missing_weights, one_line
 from pllscore.engine.tokenizing import check_token_types
 from pllscore.errors import ModelError
 
-__all__ = ["GGUF_EXTRA", "find_gguf", "is_gguf_file", "load_gguf"]
+__all__ = ["GGUF_EXTRA", "convert", "find_gguf", "is_gguf_file", "load_gguf"]
 
 GGUF_EXTRA = "pip install 'pllscore[gguf]'"
 _MAGIC = b"GGUF"
 # transformers' own floor for reading GGUF files (transformers.utils.import_utils.GGUF_MIN_VERSION)
 _MIN_GGUF = "0.10.0"
-# one GGUF load at a time: _shared_parses swaps functions of the gguf module while it runs
+# one GGUF conversion at a time: shared_parses swaps functions of the gguf module while it runs
 _LOCK = threading.Lock()
 
 
@@ -125,58 +125,6 @@ def _alone(path: str) -> Iterator[tuple[str, str]]:
             yield tmp, os.path.basename(real)
 
 
-@contextlib.contextmanager
-def _shared_parses() -> Iterator[None]:
-    """Parse the file's metadata once per load, not once per ``from_pretrained``.
-
-    transformers builds a fresh ``gguf.GGUFReader`` (pure Python over every vocabulary entry:
-    ~10 s for a 49k vocabulary, ~30 s for Gemma's 262k on a busy CPU) for the config, again for
-    the tokenizer and again for the weights, and rebuilds gguf's tensor-name map for every
-    submodule of the model (~0.05 s each, hundreds of them), and turns the metadata into a
-    config and tokenizer dictionary twice (~10 s each for Gemma). All are pure functions of their
-    arguments, so while one load runs they are memoised (the dictionaries handed out as copies).
-    """
-    import copy
-
-    import gguf
-    from transformers import modeling_gguf_pytorch_utils as hf_gguf
-
-    real_reader = gguf.GGUFReader
-    real_map = getattr(gguf, "get_tensor_name_map", None)
-    readers: dict[tuple[Any, ...], Any] = {}
-
-    def reader(path: Any, *args: Any, **kwargs: Any) -> Any:
-        key = (os.path.abspath(os.fspath(path)), args, tuple(sorted(kwargs.items())))
-        if key not in readers:
-            readers[key] = real_reader(path, *args, **kwargs)
-        return readers[key]
-
-    real_checkpoint = hf_gguf.load_gguf_checkpoint
-    metadata: dict[str, Any] = {}
-
-    def checkpoint(path: Any, return_tensors: bool = False, **kwargs: Any) -> Any:
-        if return_tensors or kwargs:
-            return real_checkpoint(path, return_tensors=return_tensors, **kwargs)
-        key = os.path.abspath(os.fspath(path))
-        if key not in metadata:
-            metadata[key] = real_checkpoint(path, return_tensors=False)
-        return copy.deepcopy(metadata[key])
-
-    gguf.GGUFReader = reader
-    hf_gguf.load_gguf_checkpoint = checkpoint
-    if real_map is not None:
-        gguf.get_tensor_name_map = functools.lru_cache(maxsize=None)(real_map)
-    try:
-        yield
-    finally:
-        gguf.GGUFReader = real_reader
-        hf_gguf.load_gguf_checkpoint = real_checkpoint
-        if real_map is not None:
-            gguf.get_tensor_name_map = real_map
-        readers.clear()
-        metadata.clear()
-
-
 def load_gguf(
     path: str | os.PathLike[str], device: torch.device, *, kind: Kind | None = None, cache: bool = True
 ) -> Loaded:
@@ -184,6 +132,9 @@ def load_gguf(
 
     Called by :func:`pllscore.engine.loading.load_pretrained`, which has checked ``kind``, the
     device and the dtype as for any model; the weights are float32 whatever the scoring dtype.
+    ``cache``: load the file's converted model from the user cache, converting it (and keeping
+    the result there) when it is not yet (:mod:`pllscore.engine.gguf_cache`); False reads and
+    writes nothing there.
     """
     name = os.fspath(path)
     file = find_gguf(name)
@@ -198,38 +149,20 @@ def load_gguf(
     if magic != _MAGIC:
         raise ModelError(f"{file!r} is not a GGUF file: it does not start with the GGUF magic bytes")
 
-    from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
+    got = None
+    key = None
+    if cache:
+        from pllscore.engine import gguf_cache
 
-    failures = (OSError, ValueError, KeyError, TypeError, ImportError, NotImplementedError, AttributeError)
-    with _LOCK, _alone(file) as (folder, fname), _shared_parses():
-        common: dict[str, Any] = {"gguf_file": fname, "local_files_only": True}
-        try:
-            config = AutoConfig.from_pretrained(folder, **common)
-        except failures as e:
-            raise ModelError(f"cannot read the GGUF file {file!r}: {one_line(e)}") from e
-        arch = getattr(config, "model_type", None) or type(config).__name__
-        detected = detect_kind(config)
-        if detected == "masked" or kind == "masked":
-            raise ModelError(
-                f"{file!r} ({arch}) is read from GGUF as a causal LM; pllscore scores GGUF models by their "
-                "log-likelihood only: load it with kind='causal' or leave kind out"
-            )
-        try:
-            tokenizer = AutoTokenizer.from_pretrained(folder, **common)
-        except failures as e:
-            raise ModelError(f"cannot build the tokenizer of GGUF file {file!r}: {one_line(e)}") from e
-        if not getattr(tokenizer, "is_fast", False):
-            raise ModelError(
-                f"the tokenizer transformers built from {file!r} is slow ({type(tokenizer).__name__}); "
-                "pllscore needs a fast one for word ids and offsets: upgrade transformers"
-            )
-        check_token_types(tokenizer("a", return_token_type_ids=True).get("token_type_ids"), file)
-        try:
-            model, info = AutoModelForCausalLM.from_pretrained(
-                folder, config=config, **common, **float32_weights(), output_loading_info=True
-            )
-        except failures as e:
-            raise ModelError(f"cannot load GGUF file {file!r} as a causal LM: {one_line(e)}") from e
+        key = gguf_cache.file_key(file)
+        entry = gguf_cache.lookup(file, key)
+        if entry is not None:
+            got = _load_entry(entry, file, kind)
+    if got is None:
+        got = convert(file, kind)
+        if key is not None:
+            gguf_cache.store(file, key, got[0], got[1])
+    model, tokenizer, info, arch = got
     missing = missing_weights(info)
     if missing:
         shown = ", ".join(missing[:3]) + (f" and {len(missing) - 3} more" if len(missing) > 3 else "")
@@ -240,3 +173,81 @@ def load_gguf(
     model.config._name_or_path = file
     model.eval().to(device)
     return Loaded(model=model, tokenizer=tokenizer, kind="causal", name=file, revision=None, device=device)
+
+
+_FAILURES = (OSError, ValueError, KeyError, TypeError, ImportError, NotImplementedError, AttributeError)
+Converted = tuple[Any, Any, dict[str, Any], str]
+
+
+def convert(file: str, kind: Kind | None = None) -> Converted:
+    """``(model, fast tokenizer, loading info, architecture)`` of a GGUF file, read by transformers.
+
+    The file is read once (:func:`pllscore.engine.gguf_reader.shared_parses`); the model is
+    float32 and no longer marked as quantized (its weights are plain tensors), so that it saves
+    as an ordinary transformers folder.
+    """
+    from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
+
+    with _LOCK, _alone(file) as (folder, fname), shared_parses():
+        common: dict[str, Any] = {"gguf_file": fname, "local_files_only": True}
+        try:
+            config = AutoConfig.from_pretrained(folder, **common)
+        except _FAILURES as e:
+            raise ModelError(f"cannot read the GGUF file {file!r}: {one_line(e)}") from e
+        arch = _causal_only(config, file, kind)
+        try:
+            tokenizer = AutoTokenizer.from_pretrained(folder, **common)
+        except _FAILURES as e:
+            raise ModelError(f"cannot build the tokenizer of GGUF file {file!r}: {one_line(e)}") from e
+        _check_tokenizer(tokenizer, file)
+        try:
+            model, info = AutoModelForCausalLM.from_pretrained(
+                folder, config=config, **common, **float32_weights(), output_loading_info=True
+            )
+        except _FAILURES as e:
+            raise ModelError(f"cannot load GGUF file {file!r} as a causal LM: {one_line(e)}") from e
+    model.hf_quantizer = None
+    if hasattr(model.config, "quantization_config"):
+        del model.config.quantization_config
+    return model, tokenizer, info, arch
+
+
+def _load_entry(entry: os.PathLike[str], file: str, kind: Kind | None) -> Converted | None:
+    """The converted model of ``file`` from its cache entry (a transformers folder); None (with a note) if it fails."""
+    from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
+
+    from pllscore.engine import gguf_cache
+
+    common: dict[str, Any] = {"local_files_only": True}
+    try:
+        config = AutoConfig.from_pretrained(entry, **common)
+        arch = _causal_only(config, file, kind)
+        tokenizer = AutoTokenizer.from_pretrained(entry, **common)
+        _check_tokenizer(tokenizer, file)
+        model, info = AutoModelForCausalLM.from_pretrained(
+            entry, config=config, **common, **float32_weights(), output_loading_info=True
+        )
+    except _FAILURES as e:
+        gguf_cache.discard(file, f"unreadable ({one_line(e)})")
+        return None
+    return model, tokenizer, info, arch
+
+
+def _causal_only(config: Any, file: str, kind: Kind | None) -> str:
+    """The architecture's name; a ModelError when the file, or ``kind``, makes it a masked LM."""
+    arch = getattr(config, "model_type", None) or type(config).__name__
+    if detect_kind(config) == "masked" or kind == "masked":
+        raise ModelError(
+            f"{file!r} ({arch}) is read from GGUF as a causal LM; pllscore scores GGUF models by their "
+            "log-likelihood only: load it with kind='causal' or leave kind out"
+        )
+    return arch
+
+
+def _check_tokenizer(tokenizer: Any, file: str) -> None:
+    if not getattr(tokenizer, "is_fast", False):
+        raise ModelError(
+            f"the tokenizer transformers built from {file!r} is slow ({type(tokenizer).__name__}); "
+            "pllscore needs a fast one for word ids and offsets: upgrade transformers"
+        )
+    check_token_types(tokenizer("a", return_token_type_ids=True).get("token_type_ids"), file)
