@@ -36,8 +36,8 @@ def syntaxgym_command(
     final_eos: bool = typer.Option(
         False,
         "--final-eos",
-        help="Causal LMs: add log P(EOS | sentence) in bits (the tokenizer's EOS token) to the last non-empty "
-        "region, as lm-zoo's GPT-2 image did; off by default, as in SyntaxGym.",
+        help="Causal and encoder-decoder LMs: add log P(EOS | sentence) in bits (the tokenizer's EOS token) to the "
+        "last non-empty region, as lm-zoo's GPT-2 image did; off by default, as in SyntaxGym.",
     ),
     engine: str = engine_option("local, or ray to spread the suites over Ray actors (one model each)."),
     quiet: Quiet = False,

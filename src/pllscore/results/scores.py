@@ -339,7 +339,7 @@ class Results(Sequence[SentenceScore]):
         """The results of one metric, in input order."""
         from pllscore.metrics import resolve_metrics
 
-        name = metric if metric == "causal" else resolve_metrics(metric)[0]
+        name = metric if metric in ("causal", "seq2seq") else resolve_metrics(metric)[0]
         if name not in self.metrics:
             raise KeyError(f"no results for metric {metric!r}; these results have {', '.join(self.metrics)}")
         return Results(tuple(r for r in self.items if r.metric == name))

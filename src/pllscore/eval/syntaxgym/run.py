@@ -171,9 +171,10 @@ def syntaxgym(
         convention: ``"paper"`` (default) reads each sentence as given; ``"lm-eval"`` as lm-evaluation-harness
             reads a continuation (``" " + sentence``: GPT-2's first token is ``"ĠThe"``). Token offsets still
             index into the sentence, so each token goes to the same region by the same rule.
-        final_eos: causal LMs: add log P(EOS | sentence) (the tokenizer's EOS token, in bits) to the last
-            non-empty region as one more of its tokens, as lm-zoo's GPT-2 image did (off by default: SyntaxGym's
-            own semantics score nothing after the last token).
+        final_eos: causal and encoder-decoder LMs: add log P(EOS | sentence) (the tokenizer's EOS token, in bits)
+            to the last non-empty region as one more of its tokens, as lm-zoo's GPT-2 image did (off by default:
+            SyntaxGym's own semantics score nothing after the last token). An encoder-decoder scores the sentence
+            given the empty source; its special tokens are in no region unless this adds its EOS.
         engine: ``"local"``, or ``"ray"``: suites spread over Ray actors that each load the model (``scorer``
             must then be a name or path every worker can read); the same scoring code either way.
         model, text: the settings of ``pllscore score`` (:class:`~pllscore.settings.ModelSettings`: how a

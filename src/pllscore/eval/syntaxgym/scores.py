@@ -67,9 +67,35 @@ def describe(scorer: Any, settings: EvalSettings) -> Described:
 
 
 def check_final_eos(kind: str, name: str) -> None:
-    """Refuse ``final_eos`` for a model that is not a causal LM."""
-    if kind != "causal":
-        raise InputError(f"--final-eos adds a causal LM's end-of-sentence surprisal; {name!r} is {kind}")
+    """Refuse ``final_eos`` for a model that is neither a causal nor an encoder-decoder LM."""
+    if kind not in ("causal", "seq2seq"):
+        raise InputError(
+            f"--final-eos adds a causal or encoder-decoder LM's end-of-sentence surprisal; {name!r} is {kind}"
+        )
+
+
+def _text_part(score: Any) -> tuple[tuple[tuple[int, int], ...], np.ndarray, float | None]:
+    """A result's tokens of the sentence itself (offsets, log-probabilities) and the log-probability of the
+    closing special token an encoder-decoder scores (its EOS; None when it lists none). Special tokens are in
+    no region: a BART's leading ``<s>`` is left out, its EOS goes to ``--final-eos`` only."""
+    special = score.is_special
+    offsets = tuple(o for o, x in zip(score.offsets, special) if not x)
+    logprobs = np.asarray(score.logprobs)
+    closing = float(logprobs[-1]) if special.size and special[-1] else None
+    return offsets, logprobs[~special], closing
+
+
+def _seq2seq_eos(results: Any, name: str) -> list[float]:
+    """Per sentence, an encoder-decoder's log P(EOS | sentence), the closing special token it scored."""
+    out = []
+    for r in results.for_metric(results.metrics[0]):
+        closing = _text_part(r)[2]
+        if closing is None:
+            raise InputError(
+                f"--final-eos reads an encoder-decoder's scored EOS; {name!r} has eos=False: drop --no-eos"
+            )
+        out.append(closing)
+    return out
 
 
 def final_eos_logprobs(prepared: Any, sentences: Sequence[str]) -> list[float]:
@@ -101,7 +127,10 @@ def score_suite(
 
     try:
         results = prepared.table(read_input(list(sentences))).score(0, len(sentences), progress=progress)
-        eos = final_eos_logprobs(prepared, sentences) if final_eos else [None] * len(sentences)
+        seq2seq = getattr(prepared.scorer, "kind", None) == "seq2seq"
+        eos: list[Any] = [None] * len(sentences)
+        if final_eos:
+            eos = _seq2seq_eos(results, prepared.scorer.name) if seq2seq else final_eos_logprobs(prepared, sentences)
     except NonFiniteError as e:
         where = f"suite {name}: sentence {sentences[e.index]!r:.80}"
         raise NonFiniteError(e.index, e.value, e.dtype, where=where) from None
@@ -112,8 +141,7 @@ def score_suite(
             dtype = str(getattr(prepared.scorer, "dtype", "float32")).removeprefix("torch.")
             raise NonFiniteError(i, value, dtype, where=f"suite {name}: the final EOS of {sentences[i]!r:.80}")
     scores = {
-        m: [TokenScores(tuple(s.offsets), np.asarray(s.logprobs), lp) for s, lp in zip(results.for_metric(m), eos)]
-        for m in results.metrics
+        m: [TokenScores(*_text_part(s)[:2], lp) for s, lp in zip(results.for_metric(m), eos)] for m in results.metrics
     }
     return SuiteScores(tuple(results.metrics), scores)
 
