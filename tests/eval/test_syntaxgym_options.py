@@ -104,7 +104,7 @@ def test_the_options_change_what_they_say_and_nothing_else(shared_gpt2):
 
 
 def test_final_eos_is_refused_for_a_masked_model(shared_bert):
-    with pytest.raises(InputError, match="--final-eos adds a causal LM's end-of-sentence surprisal"):
+    with pytest.raises(InputError, match="--final-eos adds a causal or encoder-decoder LM's end-of-sentence surprisal"):
         pllscore.syntaxgym(DATA / "agreement.json", shared_bert, final_eos=True)
 
 
