@@ -23,13 +23,19 @@ class InputError(PllscoreError, ValueError):
 
 
 class InputTooLongError(InputError):
-    """A text has more tokens than the model's maximum input length."""
+    """A text has more tokens than the model's maximum input length.
 
-    def __init__(self, index: int, n_tokens: int, limit: int) -> None:
-        self.index, self.n_tokens, self.limit = index, n_tokens, limit
+    ``part``: which part of the text is too long (an encoder-decoder LM's ``"source"`` or ``"text"``), or None
+    for the text itself; ``windows``: whether scoring in windows (``long='window'``) is the other fix.
+    """
+
+    def __init__(self, index: int, n_tokens: int, limit: int, *, part: str | None = None, windows: bool = True) -> None:
+        self.index, self.n_tokens, self.limit, self.part, self.windows = index, n_tokens, limit, part, windows
+        what = f"text {index}" if part is None else f"the {part} of text {index}"
+        fix = ", or score it in windows with long='window'" if windows else ""
         super().__init__(
-            f"text {index} is {n_tokens} tokens long (special tokens included) but the model "
-            f"allows at most {limit}; shorten or split it, or score it in windows with long='window'"
+            f"{what} is {n_tokens} tokens long (special tokens included) but the model "
+            f"allows at most {limit}; shorten or split it{fix}"
         )
 
 

@@ -72,8 +72,10 @@ def _file_record(scorer: Any) -> dict[str, Any]:
 
 
 def model_record(scorer: Any) -> dict[str, Any]:
-    """Name, resolved revision (when known) and kind of a scorer's model (and its file's name and SHA-256)."""
-    return {"name": scorer.name, "revision": scorer.revision, "kind": scorer.kind, **_file_record(scorer)}
+    """Name, resolved revision (when known) and kind of a scorer's model (and its file's name and SHA-256; an
+    encoder-decoder LM's ``eos``)."""
+    eos = {"eos": scorer.eos} if scorer.kind == "seq2seq" else {}
+    return {"name": scorer.name, "revision": scorer.revision, "kind": scorer.kind, **eos, **_file_record(scorer)}
 
 
 def run_record(scorer: Any, metrics: Sequence[str]) -> dict[str, Any]:
@@ -82,6 +84,7 @@ def run_record(scorer: Any, metrics: Sequence[str]) -> dict[str, Any]:
         "model": scorer.name,
         "revision": scorer.revision,
         "kind": scorer.kind,
+        **({"eos": scorer.eos} if scorer.kind == "seq2seq" else {}),
         **_file_record(scorer),
         "metrics": list(metrics),
         "dtype": str(getattr(scorer, "dtype", next(scorer.model.parameters()).dtype)).removeprefix("torch."),

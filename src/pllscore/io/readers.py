@@ -49,7 +49,7 @@ def read_input(
     """Read the texts of a file (or ``-`` for stdin, one text per line).
 
     Args:
-        path: the input file, or ``"-"``.
+        path: the input file, ``"-"``, a list of texts, or a DataFrame (its text ``column``, the others kept).
         column: the text column of a csv/tsv/jsonl/parquet file; by default ``sentence``,
             ``text`` or ``Sentence`` (the first that exists), or the only column.
         fmt: force a format instead of reading it from the extension.
@@ -58,8 +58,8 @@ def read_input(
     if not isinstance(path, (str, os.PathLike)):
         import pandas as pd
 
-        given = list(path)
-        piece = (pd.DataFrame({"text": given}), [None] * len(given))
+        frame = path.reset_index(drop=True) if isinstance(path, pd.DataFrame) else pd.DataFrame({"text": list(path)})
+        piece = (frame, [None] * len(frame))
         (table,) = input_tables(iter([piece]), column or "text", "<texts>", "list", skip_empty)
         return table
     (table,) = read_blocks(path, column=column, fmt=fmt, skip_empty=skip_empty)

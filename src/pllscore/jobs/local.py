@@ -67,7 +67,7 @@ def _short(rows: list[int]) -> str:
 
 
 def score_file(
-    input: str | os.PathLike[str] | Sequence[str],
+    input: str | os.PathLike[str] | Sequence[str] | Any,
     output: str | os.PathLike[str] | None = None,
     *,
     model: Any,
@@ -78,7 +78,7 @@ def score_file(
 
     Args:
         input: a .txt (one text per line), .csv, .tsv, .jsonl or .parquet file, ``"-"`` for stdin,
-            or a list of texts.
+            a list of texts, or a DataFrame (as a table file).
         output: the output file (.csv, .tsv, .jsonl or .parquet); None writes TSV to ``stream`` (stdout).
         model: a Hub name, a local folder, a .gguf file, a loaded scorer, or a
             :class:`~pllscore.settings.ModelSettings` (the model and how it is loaded: device, dtype,
@@ -140,6 +140,7 @@ class _FileRun:
             job, prepared.asked, prepared.norms, unigram,
             model=identity["name"], revision=scorer.revision, kind=scorer.kind, dtype=provenance["dtype"],
             bos=scorer.bos if causal else None, stride=scorer.stride if causal else None,  # type: ignore[union-attr]
+            eos=scorer.eos if scorer.kind == "seq2seq" else None,  # type: ignore[union-attr]
             metrics=list(prepared.metrics), column=table.column,
         )  # fmt: skip
         return {
@@ -159,7 +160,7 @@ class _FileRun:
         meta = self.meta()
         if run.resume and out_name is not None and meta_path(out_name).exists():
             old = json.loads(meta_path(out_name).read_text())
-            RECORD.check(old, meta, repr(out_name))
+            RECORD.check(old, meta, repr(out_name), eos=None)  # older outputs: no encoder-decoder LM
         writer: ResumableWriter | StreamWriter
         if out_name is None:
             writer = StreamWriter(self.fmt, stream)
@@ -215,10 +216,13 @@ def _write_chunks(job: TableJob, writer: Any, start_row: int, n: int, run: RunSe
 
 
 def _input_fingerprint(input: Any, table: InputTable) -> str | None:
-    """SHA-256 of the input file's bytes, or of a list of texts; None for stdin (which cannot be resumed)."""
+    """SHA-256 of the input file's bytes, or of a list of texts (a DataFrame's: with its other columns); None for
+    stdin (which cannot be resumed)."""
     if table.source == "<stdin>":
         return None
     if not isinstance(input, (str, os.PathLike)):
-        given = {"texts": table.texts, "rows": table.rows, "skipped": table.skipped}
-        return hashlib.sha256(json.dumps(given, ensure_ascii=False).encode()).hexdigest()
+        given: dict[str, Any] = {"texts": table.texts, "rows": table.rows, "skipped": table.skipped}
+        if hasattr(input, "columns"):  # a DataFrame: its contexts, words, ... are input too
+            given["columns"] = {str(c): table.frame[c].tolist() for c in table.frame.columns}
+        return hashlib.sha256(json.dumps(given, ensure_ascii=False, default=str).encode()).hexdigest()
     return content_fingerprint([input])

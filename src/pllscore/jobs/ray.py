@@ -172,7 +172,7 @@ def _settings_record(job: JobSettings, files: list[str], options: Any) -> dict[s
     name = job.model.model
     kind = kind_from_model_name(name)
     asked = options.check_kind(kind, name)
-    chosen = ["causal"] if kind == "causal" else list(job.text.metrics or (DEFAULT_METRIC,))
+    chosen = [kind] if kind in ("causal", "seq2seq") else list(job.text.metrics or (DEFAULT_METRIC,))
     norms = options.norms(options.unigram or options.unigram_corpus)
     identity = named_model_identity(name, job.model.revision)
     return {
@@ -181,6 +181,7 @@ def _settings_record(job: JobSettings, files: list[str], options: Any) -> dict[s
         **RECORD.settings(
             job, asked, norms, _unigram_record(options) if norms else None, model=identity["name"],
             revision=identity["revision"], kind=kind, bos=True if kind == "causal" else None, metrics=chosen,
+            eos=job.model.eos if kind == "seq2seq" else None,
         ),
     }  # fmt: skip
 
@@ -202,7 +203,7 @@ def _open_output(out: Path, settings: dict[str, Any], run: RunSettings) -> None:
                     f"cannot resume {os.fspath(out)!r}: its _meta.json is missing or broken; use --force to start over"
                 ) from None
             # outputs written before the kind was recorded: the kind the fingerprinted model's config gives
-            RECORD.check(old, settings, repr(os.fspath(out)), kind=settings["kind"])
+            RECORD.check(old, settings, repr(os.fspath(out)), kind=settings["kind"], eos=None)
             for tmp in out.glob(".part-*.tmp"):  # shards cut off before their commit
                 tmp.unlink()
     try:
@@ -296,7 +297,7 @@ def _score_blocks(ray_api: Any, blocks: _Blocks, job: JobSettings, options: Any,
 
 
 def kind_from_model_name(model: str | os.PathLike[str]) -> str | None:
-    """Masked or causal, from a model name's config alone (the driver never loads weights)."""
+    """Masked, causal or seq2seq, from a model name's config alone (the driver never loads weights)."""
     from pllscore.engine.gguf import find_gguf
 
     if find_gguf(model) is not None:  # GGUF files hold causal LMs only, and have no config.json

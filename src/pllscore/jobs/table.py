@@ -23,6 +23,12 @@ __all__ = ["KEEP_TOKENS", "Prepared", "ScoreOptions", "TableJob", "output_rows"]
 #: how many tokens' encodings a :class:`TableJob` keeps from its check for its scoring (about 700 MB)
 KEEP_TOKENS = 2_000_000
 
+#: the kinds with one score (no metric option), as an error names them
+_ONE_SCORE = {
+    "causal": "a causal LM, scored by its log-likelihood",
+    "seq2seq": "an encoder-decoder LM, scored by log P(text | source)",
+}
+
 
 @dataclass(frozen=True)
 class ScoreOptions:
@@ -86,8 +92,8 @@ class ScoreOptions:
 
     def check_kind(self, kind: str, name: str) -> tuple[str, ...]:
         """The checks that need the model's kind only; the per-token arrays the scorer must fill."""
-        if kind == "causal" and self.metrics:
-            raise InputError(f"{name!r} is a causal LM, scored by its log-likelihood; drop the metric option")
+        if kind != "masked" and self.metrics:
+            raise InputError(f"{name!r} is {_ONE_SCORE.get(kind, kind)}; drop the metric option")
         return _check_outputs(self.outputs, self.word_prob, kind, self.level)
 
     def norms(self, unigram: Any) -> tuple[str, ...]:
@@ -106,8 +112,8 @@ class ScoreOptions:
 
         self.check()
         asked = self.check_kind(scorer.kind, scorer.name)
-        if scorer.kind == "causal":
-            metrics: tuple[str, ...] = ("causal",)
+        if scorer.kind != "masked":  # one score, named after the kind ("causal", "seq2seq")
+            metrics: tuple[str, ...] = (scorer.kind,)
         else:
             given = self.metrics
             metrics = scorer.metric if given is None or given == [] else resolve_metrics(given)
@@ -219,9 +225,11 @@ class TableJob:
             return encode(self._texts[lo:hi], words=words, word_sep=o.word_sep, **given)
         except InputTooLongError as e:
             i = lo + e.index
+            where = table.where(i) if e.part is None else f"the {e.part} of {table.where(i)}"
+            fix = ", or score it in windows with --long window" if e.windows else ""
             raise InputError(
-                f"{table.where(i)} is {e.n_tokens} tokens long (special tokens included) but the model allows "
-                f"at most {e.limit}; shorten or split it, or score it in windows with --long window"
+                f"{where} is {e.n_tokens} tokens long (special tokens included) but the model allows "
+                f"at most {e.limit}; shorten or split it{fix}"
             ) from None
         except InputError as e:
             raise InputError(f"{table.source}: {e}") from None
@@ -230,7 +238,7 @@ class TableJob:
         """The :class:`~pllscore.Results` of rows ``lo:hi``; a non-finite score names the input row. ``progress``:
         the scorer's own bar over these rows (file runs draw theirs per chunk, so it is off by default)."""
         p, o = self.prepared, self.prepared.options
-        kwargs: dict[str, Any] = {} if p.scorer.kind == "causal" else {"metric": list(p.metrics)}
+        kwargs: dict[str, Any] = {"metric": list(p.metrics)} if p.scorer.kind == "masked" else {}
         if p.asked:
             kwargs.update(outputs=p.outputs, word_prob=o.word_prob)
         if self._kept is not None and hi <= len(self._kept):

@@ -34,7 +34,7 @@ import numpy as np
 from pllscore.engine.loading import Kind, encode_text
 from pllscore.engine.padding import Batching
 from pllscore.engine.seq2seq import Seq2SeqEngine
-from pllscore.errors import InputError, ModelError
+from pllscore.errors import InputError, InputTooLongError, ModelError
 from pllscore.scoring.base import Scorer
 from pllscore.scoring.encoding import Encoded, encode
 from pllscore.scoring.outputs import wants_for
@@ -131,10 +131,7 @@ class Seq2SeqScorer(Scorer):
         for i, (e, src) in enumerate(zip(out, ids)):
             for what, n in (("text", len(e.ids)), ("source", len(src))):
                 if limit is not None and n > limit:
-                    raise InputError(
-                        f"the {what} of text {i} is {n} tokens long (special tokens included) but the model allows "
-                        f"at most {limit}; shorten or split it"
-                    )
+                    raise InputTooLongError(i, n, limit, part=what, windows=False)
             specials = self._specials(e) if self.eos and not lm_eval else ()
             out[i] = replace(e, source=tuple(src), specials=specials)
         return out
