@@ -20,7 +20,7 @@ __all__ = ["EVAL_FIELDS", "Models", "blimp_command", "pairs_command"]
 
 #: the settings fields the evaluation commands take (the models are one repeatable option of their own)
 EVAL_FIELDS = (
-    *("device", "dtype", "compile", "share_prefixes", "metrics", "convention"),
+    *("device", "dtype", "eos", "compile", "share_prefixes", "metrics", "convention", "context"),
     *("norm", "unigram", "unigram_corpus", "force"),
 )
 _OVERRIDES = {
@@ -33,7 +33,8 @@ _OVERRIDES = {
 }
 
 Models = Annotated[
-    list[str], typer.Option("--model", "-m", help="Masked or causal LM; repeatable (rows of one table).")
+    list[str],
+    typer.Option("--model", "-m", help="Masked, causal or encoder-decoder LM; repeatable (rows of one table)."),
 ]
 _OUTPUT = "Folder for the tables (rows are added)."
 

@@ -117,7 +117,8 @@ def run_blimp(
 
     ``options`` are the settings of ``pllscore score`` (merged by :meth:`EvalSettings.merge`): ``model``
     (a :class:`~pllscore.settings.ModelSettings`: how each model is loaded; its ``model`` field is not read),
-    ``text`` (``metrics``, ``convention``) and ``table`` (``norm``, ``unigram``, ``unigram_corpus``), and
+    ``text`` (``metrics``, ``convention``, ``context``: one context every sentence is scored given) and
+    ``table`` (``norm``, ``unigram``, ``unigram_corpus``), and
     the keyword options of the first version
     (:data:`pllscore.eval.settings.KEYWORDS`); one that is not None is written into the settings:
     ``metrics``, ``convention`` into ``text``; ``norm`` (``norms=`` is its deprecated spelling), ``unigram``,

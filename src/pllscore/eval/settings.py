@@ -28,6 +28,7 @@ __all__ = ["EVAL_FIELDS", "KEYWORDS", "EvalSettings", "load_scorers"]
 KEYWORDS = {
     "metrics": ("text", "metrics"),
     "convention": ("text", "convention"),
+    "context": ("text", "context"),
     "norm": ("table", "norm"),
     "norms": ("table", "norm"),  # deprecated spelling: score_file, TableSettings and --norm say norm
     "unigram": ("table", "unigram"),
@@ -36,6 +37,7 @@ KEYWORDS = {
     "dtype": ("model", "dtype"),
     "compile": ("model", "compile"),
     "share_prefixes": ("model", "share_prefixes"),
+    "eos": ("model", "eos"),
 }
 #: per settings group, the fields an evaluation reads (the rest keep their defaults)
 EVAL_FIELDS = {
@@ -45,13 +47,14 @@ EVAL_FIELDS = {
         "revision",
         "kind",
         "bos",
+        "eos",
         "max_tokens",
         "compile",
         "share_prefixes",
         "long",
         "stride",
     ),
-    "text": ("metrics", "convention"),
+    "text": ("metrics", "convention", "context"),
     "table": ("norm", "unigram", "unigram_corpus"),
 }
 _UNIGRAM_NORMS = ("slor", "norm-lp")
@@ -105,8 +108,13 @@ class EvalSettings:
 
     def folder_key(self) -> dict[str, Any]:
         """What an output folder records of these settings, so that rows made otherwise are never merged:
-        the text convention, and the norms with their unigram source by content (nothing for ``sum`` alone)."""
+        the text convention, a context and ``eos=False`` when given, and the norms with their unigram source by
+        content (nothing for ``sum`` alone)."""
         key: dict[str, Any] = {"text_convention": self.text.convention}
+        if self.text.context:
+            key["context"] = self.text.context
+        if not self.model.eos:
+            key["eos"] = False
         norms = self.norms
         if norms == ("sum",):
             return key
@@ -124,11 +132,12 @@ class EvalSettings:
         return out
 
     def prepare(self, scorer: Any) -> Any:
-        """The :class:`~pllscore.jobs.table.Prepared` options of ``scorer``: its metrics (a causal LM is scored
-        by its log-likelihood whatever the metrics), the unigram model, the norms and the convention."""
+        """The :class:`~pllscore.jobs.table.Prepared` options of ``scorer``: its metrics (a causal or an
+        encoder-decoder LM is scored by its log-likelihood whatever the metrics), the unigram model, the norms and
+        the convention."""
         from pllscore.jobs.table import ScoreOptions
 
-        text = self.text.replace(metrics=None) if scorer.kind == "causal" else self.text
+        text = self.text if scorer.kind == "masked" else self.text.replace(metrics=None)
         # a scorer given loaded keeps its own mode for over-long texts
         long = getattr(scorer, "long", None) or self.model.long
         return ScoreOptions.from_settings(text, self.table, long=long).prepare(scorer)
