@@ -14,7 +14,7 @@ from pllscore.settings import ModelSettings, RunSettings, TableSettings, TextSet
 
 
 @with_settings(
-    only=("model", "device", "dtype", "max_tokens", "metrics", "format", "resume", "force"),
+    only=("model", "device", "dtype", "eos", "max_tokens", "metrics", "format", "resume", "force"),
     overrides={
         "model": {"default": ...},
         "metrics": {"help": f"Masked LM metric: original, {DEFAULT_METRIC} (default), whole-word or sentence-l2r."},
@@ -32,6 +32,9 @@ def rescore_command(
     ),
     split_column: str | None = typer.Option(
         None, "--split-column", help="Column whose values are dev or test (default with --tune: split)."
+    ),
+    source_column: str | None = typer.Option(
+        None, "--source-column", help="Source sentence column: each hypothesis scored given it (translation)."
     ),
     lam: float = typer.Option(1.0, "--lambda", help="Weight of the LM score (ignored with --tune)."),
     beta: float = typer.Option(0.0, "--beta", help="Weight of the token count (ignored with --tune)."),
@@ -59,8 +62,9 @@ def rescore_command(
         input, output, model=model.model, metric=metrics[0] if metrics else None, lam=lam, beta=beta,
         tune_on_dev=tune, lambda_grid=lambda_grid, beta_grid=beta_grid, eval_metric=metric_eval,
         utt_column=utt_column, text_column=text_column, score_column=score_column, ref_column=ref_column,
-        split_column=split_column, format=table.format, lm_scores=lm_scores, resume=run.resume, force=run.force,
-        device=model.device, dtype=model.dtype, max_tokens=model.max_tokens, progress=progress_of(quiet, progress),
+        split_column=split_column, source_column=source_column, format=table.format, lm_scores=lm_scores,
+        resume=run.resume, force=run.force, device=model.device, dtype=model.dtype, max_tokens=model.max_tokens,
+        eos=model.eos, progress=progress_of(quiet, progress),
         stream=sys.stdout if output is None else None,
     )  # fmt: skip
     if not quiet:

@@ -1,6 +1,7 @@
 """LM scores for the hypothesis texts, through :func:`pllscore.score_file`.
 
-In: the distinct hypothesis texts and a scorer. Out: ``lm`` (nats) and ``n_tokens`` per text.
+In: the distinct hypothesis texts (each with its source sentence, when given) and a scorer. Out: ``lm`` (nats)
+and ``n_tokens`` per text.
 Scoring goes through a file when one is given, so an interrupted run keeps its finished
 chunks and ``resume=True`` continues it.
 """
@@ -24,6 +25,7 @@ def score_hypotheses(
     model: Any,
     *,
     metric: str | None = None,
+    sources: Sequence[str] | None = None,
     lm_scores: str | os.PathLike[str] | None = None,
     resume: bool = False,
     force: bool = False,
@@ -32,6 +34,7 @@ def score_hypotheses(
 ) -> tuple[Any, str]:
     """Score ``texts`` with :func:`pllscore.score_file`; returns (``lm``, ``n_tokens``) per text and the LM's metric.
 
+    ``sources``: per text, the source it is scored given (log P(text | source); the ``context`` of ``score_file``).
     ``lm_scores``: the file the scores are written to (resumable); None scores in memory.
     ``n_tokens`` is the number of tokens the LM scored (total / mean per scored token).
     """
@@ -48,15 +51,19 @@ def score_hypotheses(
             raise InputError(f"rescoring uses one LM score; give one metric, not {', '.join(chosen)}")
         metrics = list(chosen)
     common: dict[str, Any] = dict(model=model, metrics=metrics, progress=progress, chunk_size=chunk_size)
+    given: Any = list(texts)
+    if sources is not None:  # a table: each text scored given its source
+        given = pd.DataFrame({"text": list(texts), "source": list(sources)})
+        common.update(column="text", context_column="source")
     if lm_scores is None:
         if resume:
             raise InputError("--resume needs a file for the LM scores; give -o (or --lm-scores)")
         buffer = io.StringIO()
-        summary = score_file(list(texts), None, stream=buffer, **common)
+        summary = score_file(given, None, stream=buffer, **common)
         buffer.seek(0)
         table = pd.read_csv(buffer, sep="\t")  # the numbers are what is read back (an empty cell is NaN)
     else:
-        summary = score_file(list(texts), lm_scores, resume=resume, force=force, **common)
+        summary = score_file(given, lm_scores, resume=resume, force=force, **common)
         table = _read_scores(os.fspath(lm_scores))
     name = summary.metrics[0]
     if len(table) != len(texts) or table["row"].tolist() != list(range(len(texts))):

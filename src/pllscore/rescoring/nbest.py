@@ -26,10 +26,12 @@ _AUTO = "ref"  # the reference column used when the table has one and none is na
 @dataclass(frozen=True)
 class NbestColumns:
     """The columns of an n-best table: the utterance id, the hypothesis, the first-pass score and, when
-    named, the reference (None: no evaluation) and the dev/test split (None: one split).
+    named, the reference (None: no evaluation), the dev/test split (None: one split) and the source sentence
+    each hypothesis is scored given (None: none; the MT case, e.g. with an encoder-decoder LM).
 
     The public functions take them as keywords (``utt_column=``, ``text_column=``, ``score_column=``,
-    ``ref_column=``, ``split_column=``) and make one of these with :meth:`of`; the steps inside take it whole.
+    ``ref_column=``, ``split_column=``, ``source_column=``) and make one of these with :meth:`of`; the steps
+    inside take it whole.
     """
 
     utt: str = "utt_id"
@@ -37,6 +39,7 @@ class NbestColumns:
     score: str = "score"
     ref: str | None = None
     split: str | None = None
+    source: str | None = None
 
     @classmethod
     def take(cls, options: dict[str, Any], **defaults: str | None) -> NbestColumns:
@@ -108,7 +111,7 @@ def check_nbest(frame: Any, *, source: str = "the n-best table", **columns: str 
     """Check an n-best table and return a copy whose first-pass score column is float64.
 
     ``columns``: ``utt_column`` (default ``utt_id``), ``text_column`` (``hyp``), ``score_column``
-    (``score``), and the optional ``ref_column`` and ``split_column`` (None: not checked). Raises
+    (``score``), and the optional ``ref_column``, ``split_column`` and ``source_column`` (None: not checked). Raises
     :class:`~pllscore.InputError` (one line: the problem, where, and the fix) for a missing
     column, an empty table, a missing utterance id, an
     utterance with no hypotheses, an empty or non-text hypothesis, a first-pass score that is
@@ -127,6 +130,8 @@ def checked(frame: Any, columns: NbestColumns, source: str) -> Any:
         needed.append((ref, "--ref-column"))
     if split is not None:
         needed.append((split, "--split-column"))
+    if columns.source is not None:
+        needed.append((columns.source, "--source-column"))
     _check_columns(frame, needed, source)
     _check_ids(frame, utt, source)
     _check_hypotheses(frame, utt, columns.text, source)
@@ -136,6 +141,8 @@ def checked(frame: Any, columns: NbestColumns, source: str) -> Any:
     if split is not None:
         _check_per_utterance(frame, utt, split, source, "split", "--split-column")
         _check_splits(frame, utt, split, source)
+    if columns.source is not None:
+        _check_per_utterance(frame, utt, columns.source, source, "source", "--source-column")
     return frame
 
 

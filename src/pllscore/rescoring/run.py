@@ -85,18 +85,20 @@ def rescore(
     device: str = "auto",
     dtype: str | None = None,
     max_tokens: int | None = None,
+    eos: bool = True,
     progress: bool | None = None,
     chunk_size: int = 256,
     stream: Any = None,
     **options: Any,
 ) -> RescoreResult:
-    """Rescore an n-best table with a masked or causal LM and choose the best hypothesis per utterance.
+    """Rescore an n-best table with a masked, causal or encoder-decoder LM and choose the best hypothesis per
+    utterance.
 
     Args:
         nbest: a csv/tsv/jsonl/parquet file or a DataFrame, one hypothesis per row.
         output: where the rescored table goes (format from its extension or ``format``); None
             writes nothing (``stream``: write TSV there instead).
-        model: a Hub name, a local folder or a loaded scorer (masked or causal).
+        model: a Hub name, a local folder or a loaded scorer (masked, causal or encoder-decoder).
         metric: a masked LM's PLL metric (default: the scorer's, word-l2r); None for a causal LM.
         **options: how the scored table is combined, chosen and evaluated (:func:`rescore_frame`'s keywords):
         lam, beta: the weights of the LM score and of the token count (ignored with ``tune_on_dev``).
@@ -107,9 +109,12 @@ def rescore(
         utt_column, text_column, score_column: the utterance id, hypothesis and first-pass score columns.
         ref_column: the reference column (default: ``ref`` when the table has it); enables evaluation.
         split_column: a dev/test column; the summary reports each split.
+        source_column: the source sentence of each utterance: every hypothesis is scored given it,
+            log P(hypothesis | source) (machine translation with an encoder-decoder LM; a causal or masked LM
+            reads it as the hypothesis's context).
         lm_scores: the intermediate file of LM scores (default ``OUTPUT.lm.parquet``; in memory without output).
         resume, force: continue an interrupted run, or overwrite earlier outputs.
-        device, dtype, max_tokens: passed to :func:`pllscore.load` when ``model`` is a name.
+        device, dtype, max_tokens, eos: passed to :func:`pllscore.load` when ``model`` is a name.
         chunk_size: hypotheses scored and committed at a time.
 
     Returns:
@@ -125,9 +130,9 @@ def rescore(
     fmt, lm_scores = _check_output(out_name, nbest, format, lm_scores, resume=resume, force=force)
     frame, settings = _read_checked(nbest, settings, input_format)
 
-    scorer = as_scorer(model, device=device, dtype=dtype, max_tokens=max_tokens)
+    scorer = as_scorer(model, device=device, dtype=dtype, max_tokens=max_tokens, eos=eos)
     texts, lm_metric = _add_lm_scores(
-        frame, scorer, settings.columns.text, metric=metric, lm_scores=lm_scores, resume=resume, force=force,
+        frame, scorer, settings.columns, metric=metric, lm_scores=lm_scores, resume=resume, force=force,
         progress=progress, chunk_size=chunk_size,
     )  # fmt: skip
 
@@ -192,16 +197,24 @@ def _read_checked(nbest: Any, settings: RescoreSettings, input_format: str | Non
     return frame, settings
 
 
-def _add_lm_scores(frame: Any, scorer: Any, text_column: str, **scoring: Any) -> tuple[list[str], str]:
-    """Score each distinct hypothesis text once and give every row the ``lm`` and ``n_tokens`` of its text.
+def _add_lm_scores(frame: Any, scorer: Any, columns: Any, **scoring: Any) -> tuple[list[Any], str]:
+    """Score each distinct hypothesis text (with its source, when the table has one) once and give every row the
+    ``lm`` and ``n_tokens`` of its text.
 
-    ``scoring`` goes to :func:`score_hypotheses`. Returns the distinct texts and the LM's metric.
+    ``scoring`` goes to :func:`score_hypotheses`. Returns the distinct texts (or (text, source) pairs) and the
+    LM's metric.
     """
     import pandas as pd
 
-    texts = list(dict.fromkeys(frame[text_column].tolist()))
-    scores, lm_metric = score_hypotheses(texts, scorer, **scoring)
-    where = pd.Index(texts).get_indexer(frame[text_column])
+    if columns.source is None:
+        texts = list(dict.fromkeys(frame[columns.text].tolist()))
+        scores, lm_metric = score_hypotheses(texts, scorer, **scoring)
+        where = pd.Index(texts).get_indexer(frame[columns.text])
+    else:
+        keys = list(zip(frame[columns.text].tolist(), frame[columns.source].tolist()))
+        texts = list(dict.fromkeys(keys))
+        scores, lm_metric = score_hypotheses([t for t, _ in texts], scorer, sources=[s for _, s in texts], **scoring)
+        where = pd.Index(texts).get_indexer(keys)
     frame["lm"] = scores["lm"].to_numpy()[where]
     frame["n_tokens"] = scores["n_tokens"].to_numpy()[where]
     return texts, lm_metric
