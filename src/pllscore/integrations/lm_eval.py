@@ -2,16 +2,18 @@
 
 ``lm_eval --model pllscore --model_args pretrained=PATH,metric=word-l2r --tasks ...`` (or
 ``pllscore lm-eval ...``, which imports this module first) runs lm-eval's log-likelihood tasks
-on masked LMs through PLL and on causal LMs through pllscore's engine:
+on masked LMs through PLL and on causal and encoder-decoder LMs through pllscore's engines:
 
 - ``loglikelihood`` scores each ``(context, continuation)`` with ``convention="lm-eval"``: the
   context is visible and never masked (lm-eval's ``_encode_pair`` split), the continuation is
   scored under ``metric`` (masked LMs) or by its log-likelihood (causal LMs: exactly lm-eval's
-  ``hf`` model, prefix token included). Requests are grouped by context, one ``score()`` call
+  ``hf`` model, prefix token included; encoder-decoder LMs: exactly ``hf`` with ``backend=seq2seq``, the
+  context as the encoder's source). Requests are grouped by context, one ``score()`` call
   per context. ``is_greedy``: every scored token has rank 1 in the distribution that scores it
   (the ``rank`` output of the same pass).
 - ``loglikelihood_rolling`` is the full-text score of each text as given (the ``"paper"``
-  convention, long texts in windows).
+  convention, long texts in windows; an encoder-decoder LM: log P(text | the empty source), EOS
+  included, no windows).
 - ``generate_until`` is refused: pllscore scores text, it does not generate.
 
 ``model_args`` become a :class:`~pllscore.settings.ModelSettings` (checked as ``pllscore score`` checks
@@ -49,12 +51,12 @@ def _flag(name: str, value: Any) -> bool:
 
 @register_model("pllscore")
 class PllscoreLM(LM):
-    """An lm-eval model backed by a pllscore scorer (masked LM: PLL; causal LM: log-likelihood).
+    """An lm-eval model backed by a pllscore scorer (masked LM: PLL; causal and encoder-decoder LMs: log-likelihood).
 
     Args (lm-eval's ``model_args``):
         pretrained: a Hub name, a local folder or a GGUF file (what :func:`pllscore.load` takes),
             or a loaded scorer (Python only).
-        metric: the PLL metric of a masked LM (default ``word-l2r``); not for causal LMs.
+        metric: the PLL metric of a masked LM (default ``word-l2r``); not for causal or encoder-decoder LMs.
         dtype, device, max_tokens, revision, trust_remote_code, stride: as for :func:`pllscore.load`.
         long: ``error`` (default) or ``window`` for continuations longer than the model allows.
         greedy: compute ``is_greedy`` (default true; read in the same pass as the scores). With
@@ -99,8 +101,9 @@ class PllscoreLM(LM):
             stride=int(stride) if stride is not None else None,
         )
         (self.scorer,) = load_scorers([pretrained], self.settings)
-        if self.scorer.kind == "causal" and metric != DEFAULT_METRIC:
-            raise InputError(f"metric={metric} is a masked-LM (PLL) metric; {self.scorer.name!r} is a causal LM")
+        kind = {"causal": "a causal LM", "seq2seq": "an encoder-decoder LM"}.get(self.scorer.kind)
+        if kind is not None and metric != DEFAULT_METRIC:
+            raise InputError(f"metric={metric} is a masked-LM (PLL) metric; {self.scorer.name!r} is {kind}")
         self.metric = resolve_metrics(metric)[0] if self.scorer.kind == "masked" else None
         if self.scorer.kind == "masked" and len(resolve_metrics(metric)) != 1:
             raise InputError(f"metric={metric}: lm-eval takes one PLL metric per run")
@@ -131,8 +134,9 @@ class PllscoreLM(LM):
         return out
 
     def loglikelihood_rolling(self, requests: list[Any], disable_tqdm: bool = False) -> list[float]:
-        """The full-text score of each text, as given (long texts in windows)."""
-        results = self._score([req.args[0] for req in requests], self.rolling, "window")
+        """The full-text score of each text, as given (long texts in windows; none for an encoder-decoder LM)."""
+        long = "error" if self.scorer.kind == "seq2seq" else "window"
+        results = self._score([req.args[0] for req in requests], self.rolling, long)
         return [float(r.total) for r in results]
 
     def generate_until(self, requests: list[Any], disable_tqdm: bool = False) -> list[str]:
