@@ -119,3 +119,21 @@ def t5_unigram() -> PreTrainedTokenizerFast:
     return PreTrainedTokenizerFast(
         tokenizer_object=tok, pad_token="<pad>", eos_token="</s>", unk_token="<unk>", model_max_length=64
     )
+
+
+def seq2seq_unigram(specials: tuple[str, ...], *, pad: str = "<pad>", eos: str = "</s>") -> PreTrainedTokenizerFast:
+    """Unigram ``$A </s>`` with ``specials`` as its first ids, in that order (Marian: ``</s> <unk> <pad>``;
+    mBART, M2M100: ``<s> <pad> </s> <unk>``), so a config's pad and EOS ids can match it."""
+    tok = Tokenizer(models.Unigram())
+    tok.normalizer = normalizers.NFKC()
+    tok.pre_tokenizer = pre_tokenizers.Metaspace()
+    tok.decoder = decoders.Metaspace()
+    trainer = trainers.UnigramTrainer(
+        vocab_size=150, special_tokens=list(specials), unk_token="<unk>", show_progress=False
+    )
+    tok.train_from_iterator(CORPUS, trainer)
+    tok.post_processor = processors.TemplateProcessing(single=f"$A {eos}", special_tokens=[(eos, specials.index(eos))])
+    named = {"bos_token": "<s>"} if "<s>" in specials else {}
+    return PreTrainedTokenizerFast(
+        tokenizer_object=tok, pad_token=pad, eos_token=eos, unk_token="<unk>", model_max_length=64, **named
+    )

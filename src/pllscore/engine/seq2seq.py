@@ -21,7 +21,12 @@ from pllscore.engine.executor import precision, run_batches
 from pllscore.engine.padding import Batching
 from pllscore.engine.readout import Wants, pick_outputs
 
-__all__ = ["Seq2SeqEngine", "decoder_start"]
+__all__ = ["HEAD_LAST", "Seq2SeqEngine", "decoder_start"]
+
+#: architectures whose logits are the output embeddings' (``lm_head``) output, at most plus a bias that
+#: broadcasts (BART's ``final_logits_bias``): the head's input can be cut to the positions read, so the
+#: head runs on the labels only (not on padding) and no logits are copied; T5's scaling comes before it
+HEAD_LAST = frozenset({"t5", "mt5", "umt5", "bart", "mbart", "marian", "pegasus", "m2m_100", "nllb-moe"})
 
 
 def decoder_start(model: Any) -> int:
@@ -55,6 +60,10 @@ class Seq2SeqEngine:
         self.autocast = autocast
         self.start = decoder_start(model)
         self.encoder = model.get_encoder()
+        head = model.get_output_embeddings() if getattr(model.config, "model_type", None) in HEAD_LAST else None
+        self.head: torch.nn.Module | None = head if isinstance(head, torch.nn.Module) else None
+        # the encoder's own output class, handed back to the model (NLLB-MoE's reads its router_logits field)
+        self._encoded: Any = None
 
     @property
     def device(self) -> torch.device:
@@ -97,7 +106,8 @@ class Seq2SeqEngine:
 
         def run_one(batch: np.ndarray) -> None:
             ids, mask = self._padded([sources[i] for i in batch])
-            hidden = self.encoder(input_ids=ids, attention_mask=mask).last_hidden_state
+            got = self.encoder(input_ids=ids, attention_mask=mask)
+            self._encoded, hidden = type(got), got.last_hidden_state
             for row, i in enumerate(batch):
                 states[i] = hidden[row, : len(sources[i])]
 
@@ -118,8 +128,6 @@ class Seq2SeqEngine:
         self, states: list[torch.Tensor], labels: list[np.ndarray], wants: Wants | None
     ) -> list[dict[str, np.ndarray]]:
         """One batch: the decoder over each item's labels, given its source's hidden states."""
-        from transformers.modeling_outputs import BaseModelOutput
-
         width = max(len(s) for s in states)
         hidden = states[0].new_zeros((len(states), width, states[0].shape[-1]))
         enc_mask = torch.zeros((len(states), width), dtype=torch.long, device=self.device)
@@ -128,17 +136,24 @@ class Seq2SeqEngine:
             enc_mask[row, : len(s)] = 1
         inputs = [np.concatenate([[self.start], x[:-1]]) for x in labels]
         dec_ids, dec_mask = self._padded(inputs)
-        logits = self.model(
-            encoder_outputs=BaseModelOutput(last_hidden_state=hidden),
-            attention_mask=enc_mask,
-            decoder_input_ids=dec_ids,
-            decoder_attention_mask=dec_mask,
-            use_cache=False,
-        ).logits
         reads = dec_mask.bool()
+        cut = None if self.head is None else self.head.register_forward_pre_hook(lambda m, a: (a[0][reads], *a[1:]))
+        try:
+            logits = self.model(
+                encoder_outputs=self._encoded(last_hidden_state=hidden),
+                attention_mask=enc_mask,
+                decoder_input_ids=dec_ids,
+                decoder_attention_mask=dec_mask,
+                use_cache=False,
+            ).logits
+        finally:
+            if cut is not None:
+                cut.remove()
+        if cut is None:
+            logits = logits[reads]
         targets, _ = self._padded(labels)
         kw = {} if wants is None else wants.kwargs(self.device)
-        got = pick_outputs(logits[reads][:, : self.vocab_size], targets[reads], **kw)
+        got = pick_outputs(logits[:, : self.vocab_size], targets[reads], **kw)
         flat = {k: v.double().cpu().numpy() for k, v in got.items()}
         bounds = np.cumsum([len(x) for x in labels])[:-1]
         split = {k: np.split(v, bounds) for k, v in flat.items()}
