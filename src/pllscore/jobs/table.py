@@ -92,8 +92,8 @@ class ScoreOptions:
 
     def check_kind(self, kind: str, name: str) -> tuple[str, ...]:
         """The checks that need the model's kind only; the per-token arrays the scorer must fill."""
-        if kind != "masked" and self.metrics:
-            raise InputError(f"{name!r} is {_ONE_SCORE.get(kind, kind)}; drop the metric option")
+        if kind in _ONE_SCORE and self.metrics:
+            raise InputError(f"{name!r} is {_ONE_SCORE[kind]}; drop the metric option")
         return _check_outputs(self.outputs, self.word_prob, kind, self.level)
 
     def norms(self, unigram: Any) -> tuple[str, ...]:
