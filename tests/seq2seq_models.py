@@ -36,3 +36,17 @@ def bart(**config):  # type: ignore[no-untyped-def]
 
 
 BUILDERS = {"t5-unigram": t5, "bart-bpe": bart}
+
+
+def save(folder: str, name: str = "t5-unigram") -> None:
+    """Build one of the models above and save it with its tokenizer to ``folder`` (what the docs' examples load:
+    ``python -m tests.seq2seq_models FOLDER [t5-unigram|bart-bpe]``)."""
+    model, tok = BUILDERS[name]()
+    model.save_pretrained(folder)
+    tok.save_pretrained(folder)
+
+
+if __name__ == "__main__":
+    import sys
+
+    save(*sys.argv[1:3])

@@ -52,7 +52,7 @@ class ModelSettings(Settings):
     group: ClassVar[str] = "model"
 
     model: Any = setting(
-        None, "Hub name, local folder or .gguf file of a masked or causal LM.", flags=("--model", "-m")
+        None, "Hub name, local folder or .gguf file of a masked, causal or encoder-decoder LM.", flags=("--model", "-m")
     )
     device: str = setting("auto", "auto, cpu, cuda, cuda:1 or mps.", flags=("--device",), record=False)
     dtype: str | None = setting(None, "float32 (default, exact), bfloat16 or float16.", flags=("--dtype",))
