@@ -46,6 +46,10 @@ __all__ = ["Batch", "Scored", "Scorer", "Words", "class_kind"]  # Batch, Scored,
 _DEFAULT_MAX_TOKENS = {"cuda": 32768, "mps": 8192, "cpu": 1024}
 
 
+# the scorer class of each kind, named in the error for a model of another kind
+_SCORER_OF = {"masked": "MaskedScorer", "causal": "CausalScorer", "seq2seq": "Seq2SeqScorer"}
+
+
 class Scorer:
     """What every scorer shares: model and tokenizer checks, settings, and the one scoring path.
 
@@ -73,7 +77,7 @@ class Scorer:
         if actual is not None and actual != self.kind:
             raise ModelError(
                 f"{type(model).__name__} is a {actual} LM, but {type(self).__name__} needs a {self.kind} one; "
-                "use the scorer of its kind, or pllscore.load()"
+                f"use {_SCORER_OF[actual]} or pllscore.load()"
             )
         if not getattr(tokenizer, "is_fast", False):
             raise ModelError(
