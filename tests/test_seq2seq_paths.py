@@ -14,6 +14,7 @@ import pllscore
 from pllscore import InputError, ModelError, Seq2SeqScorer
 from pllscore.jobs.local import Interrupted, score_file
 from pllscore.rescore import rescore
+from tests.conftest import TINY_BERT
 from tests.test_cli import run
 
 FAMILIES = ["t5-unigram", "bart-bpe"]
@@ -118,13 +119,21 @@ def test_long_source_or_text_is_one_line_and_nothing_is_written(family, tmp_path
 # --- explain ----------------------------------------------------------------------------------------------
 
 
-def test_explain_refuses_an_encoder_decoder_lm_in_one_line(folders, shared_bert):
+def test_explain_refuses_an_encoder_decoder_lm_as_the_masked_one_and_shows_it_beside(folders, shared_bert, tmp_path):
     path, model, tok = folders["t5-unigram"]
     with pytest.raises(ModelError, match="is a seq2seq LM; explain needs a masked LM"):
         pllscore.explain("A dog ran.", Seq2SeqScorer(model, tok))
-    with pytest.raises(ModelError, match="--causal-model needs a causal LM"):
-        pllscore.explain("A dog ran.", shared_bert, causal_model=Seq2SeqScorer(model, tok))
     assert "explain needs a masked LM" in _one_line(run("explain", "A dog ran.", "-m", path, "--device", "cpu"))
+    beside = Seq2SeqScorer(model, tok)
+    text = "The cat sat on the mat."
+    shown = pllscore.explain(text, shared_bert, causal_model=beside, plot=tmp_path / "e.png")
+    direct = beside.score(text)[0]
+    assert shown.causal[0].total == direct.total
+    words = shown.causal_word_scores(0)  # the </s> is in the total, in no word
+    assert np.nansum(words) == pytest.approx(direct.total - direct.logprobs[direct.is_special].sum())
+    assert (tmp_path / "e.png").stat().st_size > 0
+    done = run("explain", text, "-m", str(TINY_BERT), "--causal-model", path, "--device", "cpu")
+    assert done.returncode == 0, done.stderr
 
 
 # --- pairs and blimp --------------------------------------------------------------------------------------

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from pllscore.errors import ModelError
 from pllscore.results.scores import Results, SentenceScore
 
 __all__ = ["Explanation", "explain"]
@@ -57,7 +58,9 @@ class Explanation:
         starts = np.array([a for a, _ in ref.word_spans])
         sums = np.zeros(ref.n_words)
         scored = np.zeros(ref.n_words, dtype=bool)
-        for (a, b), lp in zip(c.offsets, c.token_scores):
+        for (a, b), lp, special in zip(c.offsets, c.token_scores, c.is_special):
+            if special:  # an encoder-decoder's </s>: in the total, in no word
+                continue
             while a < b and c.text[a].isspace():
                 a += 1
             w = max(int(np.searchsorted(starts, a, side="right")) - 1, 0)
@@ -144,7 +147,8 @@ def explain(
     Args:
         texts: a string or a list of strings.
         model: a masked LM: Hub name, local folder or loaded :class:`~pllscore.MaskedScorer`.
-        causal_model: optionally a causal LM to show beside it (per word and sentence).
+        causal_model: optionally a causal LM to show beside it (per word and sentence), or an encoder-decoder
+            LM (each text given the empty source; its closing ``</s>`` counts in its total, in no word).
         metrics: the masked metrics to compare (default all four).
         device, dtype: passed to :func:`pllscore.load` for models given by name.
         plot: also draw the figure to this file (.png, .svg or .pdf).
@@ -161,7 +165,9 @@ def explain(
     masked = mlm.score(texts, metric=list(chosen), words=words, word_sep=word_sep, mask_by=mask_by)
     causal = None
     if causal_model is not None:
-        clm = as_scorer(causal_model, kind="causal", role="--causal-model", device=device, dtype=dtype)
+        clm = as_scorer(causal_model, device=device, dtype=dtype)
+        if clm.kind not in ("causal", "seq2seq"):
+            raise ModelError(f"{clm.name!r} is a {clm.kind} LM; --causal-model needs a causal or an encoder-decoder LM")
         # the causal LM gets the masked LM's words: the user's words are the same for both
         causal = clm.score(texts, words=mlm.words if words is None else words, word_sep=word_sep)
     result = Explanation(masked=masked, causal=causal, metrics=chosen)

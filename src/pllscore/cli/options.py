@@ -26,7 +26,9 @@ __all__ = [
 
 Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar and no summary.")]
 Progress = Annotated[bool, typer.Option("--progress", help="Show the progress bar even when stderr is not a terminal.")]
-CausalModel = Annotated[str | None, typer.Option("--causal-model", "-c", help="Causal LM to show beside it.")]
+CausalModel = Annotated[
+    str | None, typer.Option("--causal-model", "-c", help="Causal (explain: or encoder-decoder) LM to show beside it.")
+]
 
 
 def output_option(help: str, default: Any = None) -> Any:

@@ -69,8 +69,9 @@ def _draw_masked(ax: Any, explanation: Any, i: int) -> None:
 
 def _draw_causal(ax: Any, r: Any) -> None:
     x = np.arange(r.n_tokens)
-    ax.bar(x, r.token_scores, 0.6, color=_COLOURS["causal"], label=f"causal LM ({r.total:.1f})", gid="bar-causal")
-    _axes(ax, r, f"causal LM: {r.model}")
+    kind = "causal LM" if r.metric == "causal" else "encoder-decoder LM"
+    ax.bar(x, r.token_scores, 0.6, color=_COLOURS["causal"], label=f"{kind} ({r.total:.1f})", gid="bar-causal")
+    _axes(ax, r, f"{kind}: {r.model}")
     ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.01, 0.5))
 
 
