@@ -172,3 +172,27 @@ def test_bfloat16_is_close(family):
     exact = Seq2SeqScorer(model, tok).score(TEXTS).totals
     reduced = Seq2SeqScorer(model, tok, dtype=torch.bfloat16).score(TEXTS).totals
     np.testing.assert_allclose(reduced, exact, rtol=0.05)
+
+
+def test_shared_stems_change_no_number_and_are_used(seq2seq_models, monkeypatch):
+    from pllscore.engine.seq2seq import Seq2SeqEngine
+
+    model, tok = seq2seq_models["t5-unigram"]
+    texts = ["The cat sat on the mat.", "The cat sat on a mat.", "The cat ran.", "A dog ran."]
+    texts.append(texts[0])
+    sources = ["", "", "", "", "The keys."]
+    scorer = Seq2SeqScorer(model, tok, max_tokens=48)
+    assert scorer.engine.share_stems
+    calls = []
+    real = Seq2SeqEngine._run_stems
+    monkeypatch.setattr(Seq2SeqEngine, "_run_stems", lambda self, *a: calls.append(1) or real(self, *a))
+    shared = scorer.score(texts * 2, context=sources * 2, outputs=("entropy", "rank"))
+    assert calls
+    scorer.engine.share_stems = False
+    plain = scorer.score(texts * 2, context=sources * 2, outputs=("entropy", "rank"))
+    for a, b in zip(shared, plain):
+        np.testing.assert_allclose(a.logprobs, b.logprobs, atol=1e-5)
+        np.testing.assert_allclose(a.entropy, b.entropy, atol=1e-5)
+    for r, t, s in zip(shared, texts * 2, sources * 2):
+        np.testing.assert_allclose(r.logprobs, seq2seq_logprobs(model, tok, t, s), atol=1e-4)
+    assert not Seq2SeqScorer(*seq2seq_models["bart-bpe"]).engine.share_stems  # absolute positions: never shared

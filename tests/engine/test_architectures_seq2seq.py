@@ -20,7 +20,8 @@ import pytest
 import torch
 
 from pllscore import Seq2SeqScorer
-from pllscore.engine.seq2seq import HEAD_LAST
+from pllscore.engine import seq2seq as engine_seq2seq
+from pllscore.engine.seq2seq import HEAD_LAST, STEM_SHARING
 from pllscore.scoring.seq2seq import SEQ2SEQ_PADDED
 from tests import oracle
 from tests import tokenizers_fixtures as tf
@@ -117,17 +118,23 @@ def built(arch: str) -> tuple[Any, Any]:
     return _BUILT[arch]
 
 
+# texts that share a decoder prefix with TEXTS[0]: the architectures of STEM_SHARING run it once
+STEMMED = ["The cat sat on a mat.", "The cat sat on the mat!"]
+
+
 def _batch() -> tuple[list[str], list[str]]:
-    """The texts with their sources, then again without (the empty source)."""
-    return TEXTS + TEXTS, SOURCES + [""] * len(TEXTS)
+    """The texts with their sources, then again without (the empty source), with texts sharing a stem."""
+    return TEXTS + TEXTS + STEMMED, SOURCES + [""] * (len(TEXTS) + len(STEMMED))
 
 
 @pytest.mark.parametrize("arch", sorted(SEQ2SEQ))
-def test_seq2seq_architecture_is_exact(arch):
+def test_seq2seq_architecture_is_exact(arch, monkeypatch):
+    monkeypatch.setattr(engine_seq2seq, "_MIN_SAVING", 0.0)  # share every stem there is
     model, tok = built(arch)
     scorer = Seq2SeqScorer(model, tok)
     assert scorer.padding == ("pad" if arch in SEQ2SEQ_PADDED else "single"), arch
     assert (scorer.engine.head is not None) == (arch in HEAD_LAST), arch  # the LM head on the labels only
+    assert scorer.engine.share_stems == (arch in STEM_SHARING), arch  # shared decoder stems
     texts, sources = _batch()
     batch = scorer.score(texts, context=sources)
     for i, (text, source) in enumerate(zip(texts, sources)):
@@ -142,3 +149,4 @@ def test_the_list_is_the_matrix():
     one text per pass: an architecture that does goes off the list, with a test that padded it is off)."""
     assert SEQ2SEQ_PADDED == set(SEQ2SEQ)
     assert HEAD_LAST <= set(SEQ2SEQ)  # the head cut to the labels is proven on these only
+    assert STEM_SHARING <= set(SEQ2SEQ)

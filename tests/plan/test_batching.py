@@ -29,3 +29,15 @@ def test_longest_first(lengths, budget):
 def test_budget_must_be_positive():
     with pytest.raises(ValueError, match="max_tokens"):
         pack([3], 0)
+
+
+@given(st.lists(st.integers(1, 100), max_size=60), st.integers(1, 500), st.floats(0.1, 1.0))
+def test_min_fill_keeps_every_item_within_its_share_of_the_batchs_longest(lengths, budget, fill):
+    batches = pack(lengths, budget, min_fill=fill)
+    seen = np.concatenate(batches) if batches else np.array([], dtype=int)
+    assert sorted(seen.tolist()) == list(range(len(lengths)))
+    for b in batches:
+        longest = max(lengths[i] for i in b)
+        assert len(b) * longest <= budget or len(b) == 1
+        assert all(lengths[i] >= fill * longest for i in b)
+    assert len(batches) >= len(pack(lengths, budget))  # never fewer batches than without it

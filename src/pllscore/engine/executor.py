@@ -38,11 +38,13 @@ def run_batches(
     unit: str = "copy",
     counts: np.ndarray | None = None,
     padding: str = "pad",
+    min_fill: float = 0.0,
 ) -> None:
     """Call ``run`` on batches of item indices until every item is done.
 
     ``counts``: how far each item moves the progress bar (default 1 each; a row of texts counts its texts).
-    ``padding``: whether a batch may mix lengths (:func:`pllscore.plan.batching.pack`).
+    ``padding``: whether a batch may mix lengths; ``min_fill``: how short its items may be against its longest
+    (:func:`pllscore.plan.batching.pack`).
     """
     lengths = np.asarray(lengths, dtype=np.int64)
     counts = np.ones(len(lengths), dtype=np.int64) if counts is None else np.asarray(counts, dtype=np.int64)
@@ -55,7 +57,7 @@ def run_batches(
         while len(todo):
             done = np.zeros(len(todo), dtype=bool)
             try:
-                for batch in pack(lengths[todo], budget, padding):
+                for batch in pack(lengths[todo], budget, padding, min_fill=min_fill):
                     run(todo[batch])
                     done[batch] = True
                     bar.update(int(counts[batch].sum()))

@@ -7,10 +7,16 @@ at position i, exactly as the model's own loss scores ``model(input_ids=source, 
 The encoder runs once per distinct source: items that share one (the hypotheses of an n-best list,
 a minimal pair under one context, every text without a source) share its hidden states. Sources
 and decoder inputs are batched by padded-token budget, right-padded with attention masks.
+
+Where the model allows it exactly (:data:`STEM_SHARING`: T5's keys and values carry no position, its
+relative positions are counted back from the cache's end), items with one source whose decoder inputs
+share a prefix run it once (:mod:`pllscore.plan.stems`): the stem's keys and values are cached, and each
+member continues from them, its stem placed at the end of a left-padded cache.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import Any
 
@@ -20,13 +26,21 @@ import torch
 from pllscore.engine.executor import precision, run_batches
 from pllscore.engine.padding import Batching
 from pllscore.engine.readout import Wants, pick_outputs
+from pllscore.plan.stems import StemPlan, plan_stems
 
-__all__ = ["HEAD_LAST", "Seq2SeqEngine", "decoder_start"]
+__all__ = ["HEAD_LAST", "STEM_SHARING", "Seq2SeqEngine", "decoder_start"]
 
 #: architectures whose logits are the output embeddings' (``lm_head``) output, at most plus a bias that
 #: broadcasts (BART's ``final_logits_bias``): the head's input can be cut to the positions read, so the
 #: head runs on the labels only (not on padding) and no logits are copied; T5's scaling comes before it
 HEAD_LAST = frozenset({"t5", "mt5", "umt5", "bart", "mbart", "marian", "pegasus", "m2m_100", "nllb-moe"})
+#: architectures whose decoder continues exactly from a left-padded cache of a shared prefix (relative
+#: positions, no position in the keys and values; the matrix proves it)
+STEM_SHARING = frozenset({"t5", "mt5", "umt5"})
+# share stems only when they save at least this share of the decoder's tokens (each stem is one more pass)
+_MIN_SAVING = 0.1
+# a decoder batch ends at an item shorter than this share of its longest (plan.batching.pack's min_fill)
+MIN_FILL = 0.75
 
 
 def decoder_start(model: Any) -> int:
@@ -52,6 +66,7 @@ class Seq2SeqEngine:
         vocab_size: int,
         autocast: torch.dtype | None = None,
         padding: Batching = "pad",
+        share_stems: bool = True,
     ) -> None:
         self.model = model
         self.padding = padding
@@ -64,6 +79,8 @@ class Seq2SeqEngine:
         self.head: torch.nn.Module | None = head if isinstance(head, torch.nn.Module) else None
         # the encoder's own output class, handed back to the model (NLLB-MoE's reads its router_logits field)
         self._encoded: Any = None
+        arch = getattr(model.config, "model_type", None)
+        self.share_stems = share_stems and padding == "pad" and arch in STEM_SHARING
 
     @property
     def device(self) -> torch.device:
@@ -88,17 +105,82 @@ class Seq2SeqEngine:
         with torch.inference_mode(), precision(self.device, self.autocast):
             states = self._encode([np.asarray(k, dtype=np.int64) for k in distinct], max_tokens)
 
+            todo = np.arange(len(labs))
+            plan = self._stem_plan(labs, src_of)
+            if plan is not None:
+                self._run_stems(plan, states, src_of, labs, wants, max_tokens, out)
+                todo = plan.alone
+
             def run_one(batch: np.ndarray) -> None:
                 got = self._decode([states[src_of[i]] for i in batch], [labs[i] for i in batch], wants)
                 for i, values in zip(batch, got):
                     out[i] = values
 
             # a decoder row costs its labels and the cross-attention over its source
-            lengths = np.array([len(x) + len(states[src_of[i]]) for i, x in enumerate(labs)], dtype=np.int64)
+            lengths = np.array([len(labs[i]) + len(states[src_of[i]]) for i in todo], dtype=np.int64)
             run_batches(
-                lengths, max_tokens, run_one, progress=progress, desc="sentences", unit="text", padding=self.padding
+                lengths,
+                max_tokens,
+                lambda b: run_one(todo[b]),
+                progress=progress,
+                desc="sentences",
+                unit="text",
+                padding=self.padding,
+                min_fill=MIN_FILL,
             )
         return out
+
+    def _stem_plan(self, labs: list[np.ndarray], src_of: np.ndarray) -> StemPlan | None:
+        """The shared stems worth running once (None: none, or the model cannot)."""
+        if not self.share_stems or len(labs) < 2:
+            return None
+        plan = plan_stems([self._inputs(x) for x in labs], src_of)
+        return plan if plan.saved >= _MIN_SAVING * sum(len(x) for x in labs) else None
+
+    def _inputs(self, labels: np.ndarray) -> np.ndarray:
+        """What the decoder reads to predict ``labels``: the start token, then all labels but the last."""
+        return np.concatenate([[self.start], labels[:-1]]).astype(np.int64)
+
+    def _run_stems(
+        self,
+        plan: StemPlan,
+        states: list[torch.Tensor],
+        src_of: np.ndarray,
+        labs: list[np.ndarray],
+        wants: Wants | None,
+        max_tokens: int,
+        out: list[Any],
+    ) -> None:
+        """The grouped items of ``plan``: each stem once (its keys and values kept), then each member from it."""
+        group_src = [int(src_of[m[0]]) for m in plan.members]
+        kept: list[Any] = [None] * len(plan.stems)
+        firsts: list[Any] = [None] * len(plan.stems)
+
+        def run_stems(batch: np.ndarray) -> None:
+            stems = [plan.stems[g] for g in batch]
+            targets = [self._inputs(labs[plan.members[g][0]])[1 : len(plan.stems[g]) + 1] for g in batch]
+            got, caches = self._forward([states[group_src[g]] for g in batch], stems, targets, wants, keep=True)
+            for row, g in enumerate(batch):
+                firsts[g], kept[g] = got[row], caches[row]
+
+        lengths = np.array([len(s) + len(states[g]) for s, g in zip(plan.stems, group_src)], dtype=np.int64)
+        run_batches(lengths, max_tokens, run_stems, progress=False, padding=self.padding, min_fill=MIN_FILL)
+        items = [(g, int(i)) for g, m in enumerate(plan.members) for i in m]
+
+        def run_members(batch: np.ndarray) -> None:
+            chosen = [items[k] for k in batch]
+            c = [len(plan.stems[g]) for g, _ in chosen]
+            suffixes = [self._inputs(labs[i])[n:] for (_, i), n in zip(chosen, c)]
+            targets = [labs[i][n:] for (_, i), n in zip(chosen, c)]
+            past = [kept[g] for g, _ in chosen]
+            got, _ = self._forward([states[src_of[i]] for _, i in chosen], suffixes, targets, wants, past=past)
+            for (g, i), values in zip(chosen, got):
+                out[i] = {k: np.concatenate([firsts[g][k], v]) for k, v in values.items()}
+
+        # a member's row is its suffix (what the decoder runs; its stem's cache is only attended to)
+        cost = [len(labs[i]) - len(plan.stems[g]) for g, i in items]
+        lengths = np.array(cost, dtype=np.int64)
+        run_batches(lengths, max_tokens, run_members, progress=False, padding=self.padding, min_fill=MIN_FILL)
 
     def _encode(self, sources: list[np.ndarray], max_tokens: int) -> list[torch.Tensor]:
         """Per distinct source, the encoder's last hidden states (its length x hidden)."""
@@ -128,33 +210,95 @@ class Seq2SeqEngine:
         self, states: list[torch.Tensor], labels: list[np.ndarray], wants: Wants | None
     ) -> list[dict[str, np.ndarray]]:
         """One batch: the decoder over each item's labels, given its source's hidden states."""
+        return self._forward(states, [self._inputs(x) for x in labels], labels, wants)[0]
+
+    def _forward(
+        self,
+        states: list[torch.Tensor],
+        inputs: list[np.ndarray],
+        targets: list[np.ndarray],
+        wants: Wants | None,
+        *,
+        keep: bool = False,
+        past: list[Any] | None = None,
+    ) -> tuple[list[dict[str, np.ndarray]], list[Any]]:
+        """One batch: per row, the outputs at each of its ``inputs`` positions for its ``targets``.
+
+        ``keep``: also return per row the decoder's keys and values at its positions (one (keys, values)
+        pair per layer); ``past``: per row such keys and values, which the row's inputs continue.
+        """
         width = max(len(s) for s in states)
         hidden = states[0].new_zeros((len(states), width, states[0].shape[-1]))
         enc_mask = torch.zeros((len(states), width), dtype=torch.long, device=self.device)
         for row, s in enumerate(states):
             hidden[row, : len(s)] = s
             enc_mask[row, : len(s)] = 1
-        inputs = [np.concatenate([[self.start], x[:-1]]) for x in labels]
         dec_ids, dec_mask = self._padded(inputs)
         reads = dec_mask.bool()
+        extra: dict[str, Any] = {}
+        if past is not None:
+            cache, stem_mask = _left_padded_cache(past)
+            extra = {_cache_arg(): cache, "use_cache": True}
+            dec_mask = torch.cat([stem_mask, dec_mask], dim=1)
         cut = None if self.head is None else self.head.register_forward_pre_hook(lambda m, a: (a[0][reads], *a[1:]))
         try:
-            logits = self.model(
+            got_model = self.model(
                 encoder_outputs=self._encoded(last_hidden_state=hidden),
                 attention_mask=enc_mask,
                 decoder_input_ids=dec_ids,
                 decoder_attention_mask=dec_mask,
-                use_cache=False,
-            ).logits
+                **(extra or {"use_cache": keep}),
+            )
         finally:
             if cut is not None:
                 cut.remove()
-        if cut is None:
-            logits = logits[reads]
-        targets, _ = self._padded(labels)
+        logits = got_model.logits if cut is not None else got_model.logits[reads]
+        padded_targets, _ = self._padded(targets)
         kw = {} if wants is None else wants.kwargs(self.device)
-        got = pick_outputs(logits[:, : self.vocab_size], targets[reads], **kw)
+        got = pick_outputs(logits[:, : self.vocab_size], padded_targets[reads], **kw)
         flat = {k: v.double().cpu().numpy() for k, v in got.items()}
-        bounds = np.cumsum([len(x) for x in labels])[:-1]
+        bounds = np.cumsum([len(x) for x in inputs])[:-1]
         split = {k: np.split(v, bounds) for k, v in flat.items()}
-        return [{k: v[row] for k, v in split.items()} for row in range(len(labels))]
+        rows = [{k: v[row] for k, v in split.items()} for row in range(len(inputs))]
+        caches = _rows_of_cache(getattr(got_model, _cache_arg()), [len(x) for x in inputs]) if keep else []
+        return rows, caches
+
+
+@functools.cache
+def _cache_arg() -> str:
+    """The keyword (and output field) of the decoder's cache: ``cache`` in transformers >= 5.x, else
+    ``past_key_values``."""
+    import inspect
+
+    from transformers import T5ForConditionalGeneration
+
+    return "cache" if "cache" in inspect.signature(T5ForConditionalGeneration.forward).parameters else "past_key_values"
+
+
+
+def _rows_of_cache(cache: Any, lengths: list[int]) -> list[list[tuple[torch.Tensor, torch.Tensor]]]:
+    """Per row of a right-padded batch, the self-attention keys and values of its ``lengths[row]`` positions."""
+    own = cache.self_attention_cache
+    layers = [(layer.keys, layer.values) for layer in own.layers]
+    return [[(k[row, :, :n].clone(), v[row, :, :n].clone()) for k, v in layers] for row, n in enumerate(lengths)]
+
+
+def _left_padded_cache(rows: list[list[tuple[torch.Tensor, torch.Tensor]]]) -> tuple[Any, torch.Tensor]:
+    """An encoder-decoder cache of the rows' keys and values, each row's at the end (zeros and mask 0 before
+    it), the cross-attention left to compute; and the rows' attention mask over it."""
+    from transformers.cache_utils import DynamicCache, EncoderDecoderCache
+
+    width = max(k.shape[1] for k, _ in (r[0] for r in rows))
+    mask = torch.zeros((len(rows), width), dtype=torch.long, device=rows[0][0][0].device)
+    layers = []
+    for layer in range(len(rows[0])):
+        k0 = rows[0][layer][0]
+        keys = k0.new_zeros((len(rows), k0.shape[0], width, k0.shape[2]))
+        values = rows[0][layer][1].new_zeros((len(rows), k0.shape[0], width, rows[0][layer][1].shape[2]))
+        for row, r in enumerate(rows):
+            k, v = r[layer]
+            keys[row, :, width - k.shape[1] :] = k
+            values[row, :, width - v.shape[1] :] = v
+            mask[row, width - k.shape[1] :] = 1
+        layers.append((keys, values))
+    return EncoderDecoderCache(DynamicCache(layers), DynamicCache()), mask
