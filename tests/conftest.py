@@ -10,6 +10,15 @@ import pytest
 # huggingface_hub reads these once, at import: set them before anything imports it
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["TRANSFORMERS_OFFLINE"] = "1"
+# GGUF conversions the tests make go to a cache of the session's own, never the user's (a test that
+# checks the cache sets PLLSCORE_CACHE itself)
+if "PLLSCORE_TEST_USER_CACHE" not in os.environ:
+    import atexit
+    import shutil
+    import tempfile
+
+    os.environ["PLLSCORE_CACHE"] = tempfile.mkdtemp(prefix="pllscore-test-cache-")
+    atexit.register(shutil.rmtree, os.environ["PLLSCORE_CACHE"], ignore_errors=True)
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "models"
 TINY_BERT = SHARED / "tiny-bert-cased"
