@@ -5,7 +5,8 @@ A GGUF file holds a whole model: its config and tokenizer as metadata, its weigh
 and dequantizes the weights to float32, so a GGUF model is scored exactly as any float32 model
 of its architecture; what the quantization changed is in the weights themselves. transformers
 supports decoder architectures (Llama, Mistral, Qwen2, Gemma 2/3, Phi-3, GPT-2, ...), which
-pllscore scores as causal LMs.
+pllscore scores as causal LMs, and T5 and UMT5 (Flan-T5 style, gated feed-forward), which it scores
+as encoder-decoder (seq2seq) LMs; a file of any other architecture is refused in one line.
 
 A model is read from a GGUF when its name is a file that ends in ``.gguf`` or starts with the
 GGUF magic bytes, or a folder that holds exactly one ``.gguf`` file and no ``config.json``.
@@ -128,7 +129,7 @@ def _alone(path: str) -> Iterator[tuple[str, str]]:
 def load_gguf(
     path: str | os.PathLike[str], device: torch.device, *, kind: Kind | None = None, cache: bool = True
 ) -> Loaded:
-    """Load a GGUF file (or a folder holding one) as a causal LM with its fast tokenizer, in eval mode.
+    """Load a GGUF file (or a folder holding one) as a causal or seq2seq LM with its fast tokenizer, in eval mode.
 
     Called by :func:`pllscore.engine.loading.load_pretrained`, which has checked ``kind``, the
     device and the dtype as for any model; the weights are float32 whatever the scoring dtype.
@@ -172,7 +173,8 @@ def load_gguf(
         )
     model.config._name_or_path = file
     model.eval().to(device)
-    return Loaded(model=model, tokenizer=tokenizer, kind="causal", name=file, revision=None, device=device)
+    chosen: Kind = "seq2seq" if getattr(model.config, "is_encoder_decoder", False) else "causal"
+    return Loaded(model=model, tokenizer=tokenizer, kind=chosen, name=file, revision=None, device=device)
 
 
 _FAILURES = (OSError, ValueError, KeyError, TypeError, ImportError, NotImplementedError, AttributeError)
@@ -186,26 +188,30 @@ def convert(file: str, kind: Kind | None = None) -> Converted:
     float32 and no longer marked as quantized (its weights are plain tensors), so that it saves
     as an ordinary transformers folder.
     """
-    from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
+    import gguf
+    from transformers import AutoConfig, AutoTokenizer
 
     with _LOCK, _alone(file) as (folder, fname), shared_parses():
         common: dict[str, Any] = {"gguf_file": fname, "local_files_only": True}
         try:
             config = AutoConfig.from_pretrained(folder, **common)
+            tensors = [t.name for t in gguf.GGUFReader(os.path.join(folder, fname)).tensors]  # shared_parses' reader
         except _FAILURES as e:
             raise ModelError(f"cannot read the GGUF file {file!r}: {one_line(e)}") from e
-        arch = _causal_only(config, file, kind)
+        chosen, arch = _kind_of(config, file, kind)
+        if chosen == "seq2seq":
+            _t5_feed_forward(config, tensors)
         try:
             tokenizer = AutoTokenizer.from_pretrained(folder, **common)
         except _FAILURES as e:
             raise ModelError(f"cannot build the tokenizer of GGUF file {file!r}: {one_line(e)}") from e
         _check_tokenizer(tokenizer, file)
         try:
-            model, info = AutoModelForCausalLM.from_pretrained(
+            model, info = _auto(chosen).from_pretrained(
                 folder, config=config, **common, **float32_weights(), output_loading_info=True
             )
         except _FAILURES as e:
-            raise ModelError(f"cannot load GGUF file {file!r} as a causal LM: {one_line(e)}") from e
+            raise ModelError(f"cannot load GGUF file {file!r} as a {chosen} LM: {one_line(e)}") from e
     model.hf_quantizer = None
     if hasattr(model.config, "quantization_config"):
         del model.config.quantization_config
@@ -214,17 +220,17 @@ def convert(file: str, kind: Kind | None = None) -> Converted:
 
 def _load_entry(entry: os.PathLike[str], file: str, kind: Kind | None) -> Converted | None:
     """The converted model of ``file`` from its cache entry (a transformers folder); None (with a note) if it fails."""
-    from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
+    from transformers import AutoConfig, AutoTokenizer
 
     from pllscore.engine import gguf_cache
 
     common: dict[str, Any] = {"local_files_only": True}
     try:
         config = AutoConfig.from_pretrained(entry, **common)
-        arch = _causal_only(config, file, kind)
+        chosen, arch = _kind_of(config, file, kind)
         tokenizer = AutoTokenizer.from_pretrained(entry, **common)
         _check_tokenizer(tokenizer, file)
-        model, info = AutoModelForCausalLM.from_pretrained(
+        model, info = _auto(chosen).from_pretrained(
             entry, config=config, **common, **float32_weights(), output_loading_info=True
         )
     except _FAILURES as e:
@@ -233,15 +239,52 @@ def _load_entry(entry: os.PathLike[str], file: str, kind: Kind | None) -> Conver
     return model, tokenizer, info, arch
 
 
-def _causal_only(config: Any, file: str, kind: Kind | None) -> str:
-    """The architecture's name; a ModelError when the file, or ``kind``, makes it a masked LM."""
+def _auto(kind: Kind) -> Any:
+    """The transformers auto class that loads a GGUF file of ``kind`` (causal or seq2seq)."""
+    import transformers
+
+    return getattr(transformers, {"causal": "AutoModelForCausalLM", "seq2seq": "AutoModelForSeq2SeqLM"}[kind])
+
+
+def _kind_of(config: Any, file: str, kind: Kind | None) -> tuple[Kind, str]:
+    """The kind the file loads as (seq2seq for an encoder-decoder config, else causal) and its architecture.
+
+    A one-line ModelError when the file is a masked LM, holds only an encoder, or ``kind`` says otherwise.
+    """
     arch = getattr(config, "model_type", None) or type(config).__name__
-    if detect_kind(config) == "masked" or kind == "masked":
+    detected = detect_kind(config)
+    chosen: Kind = "seq2seq" if detected == "seq2seq" else "causal"
+    if detected == "masked" or kind == "masked":
         raise ModelError(
-            f"{file!r} ({arch}) is read from GGUF as a causal LM; pllscore scores GGUF models by their "
-            "log-likelihood only: load it with kind='causal' or leave kind out"
+            f"{file!r} ({arch}) is read from GGUF as a {chosen} LM; pllscore scores GGUF models by their "
+            f"log-likelihood only: load it with kind={chosen!r} or leave kind out"
         )
-    return arch
+    encoder = [a for a in getattr(config, "architectures", None) or [] if a.endswith("EncoderModel")]
+    if encoder:
+        raise ModelError(
+            f"{file!r} ({arch}) holds only an encoder ({encoder[0]}); pllscore needs the whole encoder-decoder "
+            "model to score texts: use a GGUF file of the full model"
+        )
+    if kind is not None and kind != chosen:
+        raise ModelError(
+            f"{file!r} ({arch}) is a {chosen} LM, not a {kind} one: load it with kind={chosen!r} or leave kind out"
+        )
+    return chosen, arch
+
+
+def _t5_feed_forward(config: Any, tensors: list[str]) -> None:
+    """Give a T5/UMT5 config the feed-forward llama.cpp runs: gated GELU (tanh) when the file has gate weights
+    (Flan-T5, T5 v1.1, UMT5), else ReLU (the original T5).
+
+    transformers' GGUF reader always sets ``is_gated_act`` but leaves the activation at T5's default ReLU,
+    which is neither (a Flan-T5 file would score as a different model).
+    """
+    if getattr(config, "model_type", None) not in ("t5", "umt5", "mt5"):
+        return
+    gated = any(".ffn_gate." in name for name in tensors)
+    config.feed_forward_proj = "gated-gelu" if gated else "relu"
+    config.dense_act_fn = "gelu_new" if gated else "relu"
+    config.is_gated_act = gated
 
 
 def _check_tokenizer(tokenizer: Any, file: str) -> None:
