@@ -151,34 +151,52 @@ class Seq2SeqEngine:
         max_tokens: int,
         out: list[Any],
     ) -> None:
-        """The grouped items of ``plan``: each stem once (its keys and values kept), then each member from it."""
+        """The grouped items of ``plan``: each stem once (its keys and values kept; its last position read for
+        every member's next label), then each member's rest from it."""
         group_src = [int(src_of[m[0]]) for m in plan.members]
         kept: list[Any] = [None] * len(plan.stems)
         firsts: list[Any] = [None] * len(plan.stems)
 
         def run_stems(batch: np.ndarray) -> None:
+            picks = []
+            for g in batch:
+                c, members = len(plan.stems[g]), plan.members[g]
+                positions = np.concatenate([np.arange(c - 1), np.full(len(members), c - 1)])
+                picks.append((positions, np.concatenate([plan.stems[g][1:], [labs[i][c - 1] for i in members]])))
             stems = [plan.stems[g] for g in batch]
-            targets = [self._inputs(labs[plan.members[g][0]])[1 : len(plan.stems[g]) + 1] for g in batch]
-            got, caches = self._forward([states[group_src[g]] for g in batch], stems, targets, wants, keep=True)
+            got, caches = self._forward([states[group_src[g]] for g in batch], stems, picks, wants, keep=True)
             for row, g in enumerate(batch):
                 firsts[g], kept[g] = got[row], caches[row]
 
         lengths = np.array([len(s) + len(states[g]) for s, g in zip(plan.stems, group_src)], dtype=np.int64)
         run_batches(lengths, max_tokens, run_stems, progress=False, padding=self.padding, min_fill=MIN_FILL)
-        items = [(g, int(i)) for g, m in enumerate(plan.members) for i in m]
+
+        def stem_part(g: int, k: int) -> dict[str, np.ndarray]:
+            """Member ``k`` of group ``g``: the stem's shared values, then its own at the stem's last position."""
+            c = len(plan.stems[g])
+            return {name: np.concatenate([v[: c - 1], v[c - 1 + k : c + k]]) for name, v in firsts[g].items()}
+
+        items = []
+        for g, members in enumerate(plan.members):
+            for k, i in enumerate(members):
+                if len(labs[i]) == len(plan.stems[g]):  # its whole input is the stem
+                    out[int(i)] = stem_part(g, k)
+                else:
+                    items.append((g, k, int(i)))
 
         def run_members(batch: np.ndarray) -> None:
-            chosen = [items[k] for k in batch]
-            c = [len(plan.stems[g]) for g, _ in chosen]
-            suffixes = [self._inputs(labs[i])[n:] for (_, i), n in zip(chosen, c)]
-            targets = [labs[i][n:] for (_, i), n in zip(chosen, c)]
-            past = [kept[g] for g, _ in chosen]
-            got, _ = self._forward([states[src_of[i]] for _, i in chosen], suffixes, targets, wants, past=past)
-            for (g, i), values in zip(chosen, got):
-                out[i] = {k: np.concatenate([firsts[g][k], v]) for k, v in values.items()}
+            chosen = [items[j] for j in batch]
+            c = [len(plan.stems[g]) for g, _, _ in chosen]
+            suffixes = [self._inputs(labs[i])[n:] for (_, _, i), n in zip(chosen, c)]
+            picks = [(np.arange(len(x)), labs[i][n:]) for x, (_, _, i), n in zip(suffixes, chosen, c)]
+            past = [kept[g] for g, _, _ in chosen]
+            got, _ = self._forward([states[src_of[i]] for _, _, i in chosen], suffixes, picks, wants, past=past)
+            for (g, k, i), values in zip(chosen, got):
+                own = stem_part(g, k)
+                out[i] = {name: np.concatenate([own[name], v]) for name, v in values.items()}
 
         # a member's row is its suffix (what the decoder runs; its stem's cache is only attended to)
-        cost = [len(labs[i]) - len(plan.stems[g]) for g, i in items]
+        cost = [len(labs[i]) - len(plan.stems[g]) for g, _, i in items]
         lengths = np.array(cost, dtype=np.int64)
         run_batches(lengths, max_tokens, run_members, progress=False, padding=self.padding, min_fill=MIN_FILL)
 
@@ -210,19 +228,21 @@ class Seq2SeqEngine:
         self, states: list[torch.Tensor], labels: list[np.ndarray], wants: Wants | None
     ) -> list[dict[str, np.ndarray]]:
         """One batch: the decoder over each item's labels, given its source's hidden states."""
-        return self._forward(states, [self._inputs(x) for x in labels], labels, wants)[0]
+        picks = [(np.arange(len(x)), x) for x in labels]
+        return self._forward(states, [self._inputs(x) for x in labels], picks, wants)[0]
 
     def _forward(
         self,
         states: list[torch.Tensor],
         inputs: list[np.ndarray],
-        targets: list[np.ndarray],
+        picks: list[tuple[np.ndarray, np.ndarray]],
         wants: Wants | None,
         *,
         keep: bool = False,
         past: list[Any] | None = None,
     ) -> tuple[list[dict[str, np.ndarray]], list[Any]]:
-        """One batch: per row, the outputs at each of its ``inputs`` positions for its ``targets``.
+        """One batch: per row, the outputs read at its ``picks`` (positions of its ``inputs``, a position may
+        repeat, and the target read there).
 
         ``keep``: also return per row the decoder's keys and values at its positions (one (keys, values)
         pair per layer); ``past``: per row such keys and values, which the row's inputs continue.
@@ -234,13 +254,18 @@ class Seq2SeqEngine:
             hidden[row, : len(s)] = s
             enc_mask[row, : len(s)] = 1
         dec_ids, dec_mask = self._padded(inputs)
-        reads = dec_mask.bool()
+        width = dec_ids.shape[1]
+        flat = np.concatenate([row * width + positions for row, (positions, _) in enumerate(picks)])
+        reads = torch.from_numpy(flat).to(self.device)
+        targets = torch.from_numpy(np.concatenate([t for _, t in picks]).astype(np.int64)).to(self.device)
         extra: dict[str, Any] = {}
         if past is not None:
             cache, stem_mask = _left_padded_cache(past)
             extra = {_cache_arg(): cache, "use_cache": True}
             dec_mask = torch.cat([stem_mask, dec_mask], dim=1)
-        cut = None if self.head is None else self.head.register_forward_pre_hook(lambda m, a: (a[0][reads], *a[1:]))
+        cut = None
+        if self.head is not None:  # the head's input cut to the rows read
+            cut = self.head.register_forward_pre_hook(lambda m, a: (a[0].reshape(-1, a[0].shape[-1])[reads], *a[1:]))
         try:
             got_model = self.model(
                 encoder_outputs=self._encoded(last_hidden_state=hidden),
@@ -252,13 +277,14 @@ class Seq2SeqEngine:
         finally:
             if cut is not None:
                 cut.remove()
-        logits = got_model.logits if cut is not None else got_model.logits[reads]
-        padded_targets, _ = self._padded(targets)
+        logits = got_model.logits
+        if cut is None:
+            logits = logits.reshape(-1, logits.shape[-1])[reads]
         kw = {} if wants is None else wants.kwargs(self.device)
-        got = pick_outputs(logits[:, : self.vocab_size], padded_targets[reads], **kw)
-        flat = {k: v.double().cpu().numpy() for k, v in got.items()}
-        bounds = np.cumsum([len(x) for x in inputs])[:-1]
-        split = {k: np.split(v, bounds) for k, v in flat.items()}
+        got = pick_outputs(logits[:, : self.vocab_size], targets, **kw)
+        values = {k: v.double().cpu().numpy() for k, v in got.items()}
+        bounds = np.cumsum([len(p) for p, _ in picks])[:-1]
+        split = {k: np.split(v, bounds) for k, v in values.items()}
         rows = [{k: v[row] for k, v in split.items()} for row in range(len(inputs))]
         caches = _rows_of_cache(getattr(got_model, _cache_arg()), [len(x) for x in inputs]) if keep else []
         return rows, caches
@@ -273,7 +299,6 @@ def _cache_arg() -> str:
     from transformers import T5ForConditionalGeneration
 
     return "cache" if "cache" in inspect.signature(T5ForConditionalGeneration.forward).parameters else "past_key_values"
-
 
 
 def _rows_of_cache(cache: Any, lengths: list[int]) -> list[list[tuple[torch.Tensor, torch.Tensor]]]:

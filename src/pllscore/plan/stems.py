@@ -1,9 +1,9 @@
 """Shared decoder prefixes ("stems") of an encoder-decoder batch: which items to run from one cached stem.
 
 In: per item, the decoder's input ids and the index of its source. Out: :class:`StemPlan`, groups of
-two or more items with the same source whose decoder inputs share a prefix; the prefix (all but its last
-shared token, so every member still reads that token itself and scores its own next label) runs once,
-and each member continues from its cached keys and values. Items in no group run whole.
+two or more items with the same source whose decoder inputs share a prefix; the prefix runs once (its
+last position read for each member's next label), and each member continues from its cached keys and
+values. Items in no group run whole.
 
 Groups are cut from each source's items sorted by their ids: neighbours stay together while their
 common prefix is at least ``tau`` tokens long; ``tau`` is chosen per source to save the most decoder
@@ -26,7 +26,8 @@ class StemPlan:
     """Groups of items that run from one cached stem.
 
     Attributes:
-        stems: per group, the stem's ids (a prefix of every member's decoder input, shorter than each).
+        stems: per group, the stem's ids (a prefix of every member's decoder input; a member's whole input
+            may be the stem).
         members: per group, its items (two or more).
         alone: the items in no group.
         saved: decoder tokens the groups save (each stem runs once instead of once per member).
@@ -58,7 +59,7 @@ def _cut(order: list[int], lcp: list[int], tau: int) -> list[tuple[list[int], in
 def plan_stems(sequences: Sequence[np.ndarray], sources: Sequence[int], *, min_shared: int = 2) -> StemPlan:
     """The :class:`StemPlan` of ``sequences`` (decoder inputs), items grouped only with their own source's.
 
-    A group's common prefix has at least ``min_shared`` tokens; its stem is that prefix less its last token.
+    A group's stem, the common prefix of its members, has at least ``min_shared`` tokens.
     """
     seqs = [np.asarray(s, dtype=np.int64) for s in sequences]
     by_source: dict[int, list[int]] = {}
@@ -72,11 +73,11 @@ def plan_stems(sequences: Sequence[np.ndarray], sources: Sequence[int], *, min_s
         best_saved = 0
         for tau in sorted(set(x for x in lcp if x >= min_shared)):
             runs = _cut(order, lcp, tau)
-            gain = sum((len(run) - 1) * (shared - 1) for run, shared in runs)
+            gain = sum((len(run) - 1) * shared for run, shared in runs)
             if gain > best_saved:
                 best, best_saved = runs, gain
         for run, shared in best:
-            stems.append(seqs[run[0]][: shared - 1])
+            stems.append(seqs[run[0]][:shared])
             members.append(np.asarray(run, dtype=np.int64))
             grouped.update(run)
         saved += best_saved
