@@ -215,3 +215,20 @@ def test_checkpoint_missing_body_weights_is_refused(tmp_path, masked_models):
         ModelError, match=r"lacks weights of BertForMaskedLM's body: \d+ weights .*bert\.encoder\.layer\.2"
     ):
         pllscore.load(tmp_path, device="cpu")
+
+
+def test_the_collector_is_paused_during_a_load_and_put_back(monkeypatch):
+    import gc
+
+    from pllscore.engine import loading
+
+    seen = []
+    monkeypatch.setattr(loading, "_load", lambda *a: seen.append(gc.isenabled()) or "loaded")
+    assert gc.isenabled()
+    assert loading.load_pretrained("anything") == "loaded" and seen == [False] and gc.isenabled()
+    gc.disable()
+    try:
+        loading.load_pretrained("anything")
+        assert not gc.isenabled()  # left as it was found
+    finally:
+        gc.enable()
