@@ -69,7 +69,7 @@ def test_masked_metrics_on_ray_from_the_command_line(tmp_path, shared_bert):
 def test_errors_in_the_actors_are_one_line(tmp_path, shared_gpt2):
     with pytest.raises(InputError, match="give its name or path, not a scorer"):
         pllscore.syntaxgym(SUITES[0], shared_gpt2, engine="ray")
-    with pytest.raises(InputError, match="--final-eos adds a causal LM's end-of-sentence surprisal"):
+    with pytest.raises(InputError, match="--final-eos adds a causal or encoder-decoder LM's end-of-sentence surprisal"):
         pllscore.syntaxgym(SUITES[0], TINY_BERT, engine="ray", final_eos=True, ray=RaySettings(workers=1))
     done = run("syntaxgym", str(SUITES[0]), "-m", str(tmp_path / "no-model"), "--engine", "ray", "-q")
     assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
