@@ -23,18 +23,14 @@ Nothing here is part of the test suite.
 from __future__ import annotations
 
 import argparse
-import os
-import platform
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-TINY_GPT2 = HERE.parent.parent / "shared" / "models" / "tiny-gpt2"
-ARGV = ["score", "--model", str(TINY_GPT2), "--text", "The cat sat on the mat."]
+from startup import SENTENCE, TINY_GPT2, cpu, fresh  # the start-up benchmark's fresh-process timer and machine
+
+ARGV = ["score", "--model", str(TINY_GPT2), "--text", SENTENCE]
 
 # the command with transformers patched before it imports its model modules (an experiment, not shipped)
 PATCHED = """
@@ -59,18 +55,24 @@ main()
 """
 
 
-def _time(cmd: list[str]) -> float:
-    t0 = time.perf_counter()
-    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    return time.perf_counter() - t0
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--repeats", type=int, default=5)
     args = ap.parse_args()
     py = sys.executable
-    store = Path(tempfile.mkdtemp()) / "structure.pkl"
+    with tempfile.TemporaryDirectory() as tmp:
+        times = _measure(py, Path(tmp) / "structure.pkl", args.repeats)
+    base = statistics.median(times["import torch, transformers"])
+    print("\n".join(cpu()))
+    print(f"median of {args.repeats} fresh processes, interleaved\n")
+    print("| case | wall s (median) | / import torch, transformers |\n| --- | ---: | ---: |")
+    for name, ts in times.items():
+        m = statistics.median(ts)
+        print(f"| {name} | {m:.2f} | {m / base:.2f}x |")
+
+
+def _measure(py: str, store: Path, repeats: int) -> dict[str, list[float]]:
+    """Wall seconds per case, ``repeats`` fresh processes each, the order reversed every other round."""
     cases = {
         "import torch, transformers": [py, "-c", "import torch, transformers"],
         "import torch, transformers.modeling_utils": [py, "-c", "import torch, transformers.modeling_utils"],
@@ -83,29 +85,12 @@ def main() -> None:
         "pllscore score (as shipped)": [py, "-m", "pllscore.cli", *ARGV],
         "pllscore score, transformers patched": [py, "-c", PATCHED, str(store), *ARGV],
     }
-    _time(cases["pllscore score, transformers patched"])  # fills the structure cache (not timed)
+    fresh(cases["pllscore score, transformers patched"])  # fills the structure cache (not timed)
     times: dict[str, list[float]] = {name: [] for name in cases}
-    for r in range(args.repeats):
-        order = list(cases) if r % 2 == 0 else list(reversed(cases))
-        for name in order:
-            times[name].append(_time(cases[name]))
-    base = statistics.median(times["import torch, transformers"])
-    print(f"CPU: {_cpu()}; {os.cpu_count()} CPUs; load average {os.getloadavg()[0]:.1f} at the end")
-    print(f"median of {args.repeats} fresh processes, interleaved\n")
-    print("| case | wall s (median) | / import torch, transformers |\n| --- | ---: | ---: |")
-    for name, ts in times.items():
-        m = statistics.median(ts)
-        print(f"| {name} | {m:.2f} | {m / base:.2f}x |")
-
-
-def _cpu() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
+    for r in range(repeats):
+        for name in list(cases) if r % 2 == 0 else list(reversed(cases)):
+            times[name].append(fresh(cases[name])[0])
+    return times
 
 
 if __name__ == "__main__":
