@@ -7,7 +7,7 @@ these). The first-pass score is ``-2 * edits`` plus Gaussian noise, so the first
 the right hypothesis only loosely. The first half of the utterances is ``dev``, the rest
 ``test``. Everything is drawn from one seeded generator: the same command gives the same file.
 
-    python examples/make_nbest.py /tmp/nbest.csv [--utterances 30] [--seed 0] [--data FILE]
+    python examples/make_nbest.py nbest.csv [--utterances 30] [--seed 0] [--data FILE]
 """
 
 from __future__ import annotations

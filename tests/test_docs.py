@@ -3,7 +3,9 @@
 Each page under docs/ is one test per language: its ```python blocks run in order in one
 namespace (a page sets up its own scorers in its first block), its ```bash blocks run one by
 one with bash -e (``.venv/bin/pllscore`` and ``.venv/bin/python`` become this test's Python),
-both from the repository root, as a reader runs them in a checkout with ../shared beside it.
+both in a fresh temporary folder per page laid out as a checkout with ../shared beside it
+(:func:`tests.workspace.example_folder`): the examples write under relative names, so pages and
+test runs never share an output file.
 An HTML comment on the line before a block changes that:
 
 * ``<!-- docs-test: skip: REASON -->`` shows the block without running it (set-up commands,
@@ -23,7 +25,8 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.workspace import ROOT, example_folder
+
 DOCS = ROOT / "docs"
 PAGES = sorted(p.relative_to(DOCS).as_posix() for p in DOCS.rglob("*.md") if "_hooks" not in p.parts)
 
@@ -88,6 +91,17 @@ def test_pages_are_found_and_markers_are_known():
             block.skip_reason()  # raises on an unknown marker
 
 
+def test_examples_write_relative_paths():
+    """No example writes to a fixed place such as /tmp: two runs (or a user's own files) would collide."""
+    fixed = [
+        f"{page}:{b.line}"
+        for page in PAGES
+        for b in blocks(page)
+        if b.lang in ("bash", "python") and re.search(r"(?<![\w.])/tmp\b|mktemp|tempfile", b.code)
+    ]
+    assert not fixed, f"examples that write outside the current folder: {fixed}"
+
+
 def test_examples_are_not_skipped_away():
     """Most examples run: a marker added by mistake does not silently empty the test."""
     run = [b for page in PAGES for b in blocks(page) if b.marker is None]
@@ -99,8 +113,8 @@ def test_examples_are_not_skipped_away():
 
 @pytest.mark.shared
 @pytest.mark.parametrize("page", _pages_with("python"))
-def test_python_examples_run(page, monkeypatch, capsys):
-    monkeypatch.chdir(ROOT)
+def test_python_examples_run(page, monkeypatch, capsys, tmp_path):
+    monkeypatch.chdir(example_folder(tmp_path))
     namespace: dict = {"__name__": "__docs__"}
     for block in blocks(page, "python"):
         reason = block.skip_reason()
@@ -117,7 +131,8 @@ def test_python_examples_run(page, monkeypatch, capsys):
 
 @pytest.mark.shared
 @pytest.mark.parametrize("page", _pages_with("bash"))
-def test_bash_examples_run(page):
+def test_bash_examples_run(page, tmp_path):
+    work = example_folder(tmp_path)
     venv_bin = Path(sys.executable).parent
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "PATH": f"{venv_bin}:{os.environ['PATH']}"}
     ran = 0
@@ -126,7 +141,7 @@ def test_bash_examples_run(page):
             continue
         script = VENV_COMMAND.sub(lambda m: _command(m.group(1)), block.code)
         done = subprocess.run(
-            ["bash", "-e", "-o", "pipefail", "-c", script], cwd=ROOT, capture_output=True, text=True, env=env
+            ["bash", "-e", "-o", "pipefail", "-c", script], cwd=work, capture_output=True, text=True, env=env
         )
         assert done.returncode == 0, f"{page}:{block.line}\n{block.code}\n{done.stderr[-4000:]}"
         ran += 1

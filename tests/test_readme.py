@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.workspace import ROOT, example_folder
+
 README = (ROOT / "README.md").read_text()
 
 
@@ -38,8 +39,8 @@ def test_readme_links_point_at_files():
 
 
 @pytest.mark.shared
-def test_python_examples_run_in_order(monkeypatch, capsys):
-    monkeypatch.chdir(ROOT)
+def test_python_examples_run_in_order(monkeypatch, capsys, tmp_path):
+    monkeypatch.chdir(example_folder(tmp_path))  # a fresh folder laid out as a checkout: outputs stay there
     namespace: dict = {}
     blocks = _blocks("python")
     assert blocks
@@ -49,8 +50,10 @@ def test_python_examples_run_in_order(monkeypatch, capsys):
 
 
 @pytest.mark.shared
-def test_cli_examples_run():
-    """Every bash block after the set-up one, run as written (with this test's Python as pllscore)."""
+def test_cli_examples_run(tmp_path):
+    """Every bash block after the set-up one, run as written (with this test's Python as pllscore), in a fresh
+    folder laid out as a checkout."""
+    work = example_folder(tmp_path)
     venv_bin = Path(sys.executable).parent
     ran = 0
     for block in _blocks("bash")[1:]:
@@ -59,7 +62,7 @@ def test_cli_examples_run():
         script = block.replace(".venv/bin/pllscore", f"{sys.executable} -m pllscore.cli")
         env = {**os.environ, "HF_HUB_OFFLINE": "1", "PATH": f"{venv_bin}:{os.environ['PATH']}"}
         done = subprocess.run(
-            ["bash", "-e", "-o", "pipefail", "-c", script], cwd=ROOT, capture_output=True, text=True, env=env
+            ["bash", "-e", "-o", "pipefail", "-c", script], cwd=work, capture_output=True, text=True, env=env
         )
         assert done.returncode == 0, f"{block}\n{done.stderr}"
         ran += block.count(".venv/bin/pllscore")
