@@ -15,6 +15,7 @@ from pllscore.cli.diagnose import diagnose_command
 from pllscore.cli.evaluate import blimp_command, pairs_command
 from pllscore.cli.explain import explain_command
 from pllscore.cli.lm_eval import LM_EVAL_CONTEXT, LM_EVAL_HELP, lm_eval_command
+from pllscore.cli.reading_times import reading_times_command
 from pllscore.cli.report import report_command
 from pllscore.cli.rescore import rescore_command
 from pllscore.cli.score import score_command
@@ -38,6 +39,7 @@ app.command("diagnose")(diagnose_command)
 app.command("report")(report_command)
 app.command("rescore")(rescore_command)
 app.command("syntaxgym")(syntaxgym_command)
+app.command("reading-times")(reading_times_command)
 app.command("lm-eval", context_settings=LM_EVAL_CONTEXT, help=LM_EVAL_HELP, add_help_option=False)(lm_eval_command)
 
 
@@ -68,7 +70,7 @@ def _quiet_libraries() -> None:
 
 
 # the commands that load a model (`report` reads finished outputs and loads none)
-MODEL_COMMANDS = ("score", "explain", "blimp", "pairs", "diagnose", "rescore", "lm-eval", "syntaxgym")
+MODEL_COMMANDS = ("score", "explain", "blimp", "pairs", "diagnose", "rescore", "lm-eval", "syntaxgym", "reading-times")
 # what every model command imports: the libraries, the modules every transformers model class imports, the loader
 _START_UP = (
     "torch",

@@ -334,7 +334,7 @@ class Scorer:
     ) -> Results:
         """Score ``encodings`` (at least one text) through the kind's :meth:`_run`; check every score is finite."""
         items, encoded = encodings.texts, encodings.encoded
-        keeps = targets(encoded, spans)
+        keeps = targets(encoded, spans, items)
         results = []
         for row in self._run(Batch(encoded, keeps, metrics, asked, progress)):
             i = row.index

@@ -50,6 +50,7 @@ __all__ = [
     "check_contexts",
     "check_convention",
     "check_long",
+    "check_span",
     "check_texts",
     "context_size",
     "encode",
@@ -367,8 +368,11 @@ def context_size(content: list[int], offsets: list[Span], n_context: int, end: i
     return min(n_context, crossing)
 
 
-def targets(encoded: Sequence[Encoded], spans: Sequence[Span | None] | None) -> list[np.ndarray | None]:
-    """Per text, which of its tokens to score (None: all), from character spans."""
+def targets(
+    encoded: Sequence[Encoded], spans: Sequence[Span | None] | None, texts: Sequence[str] | None = None
+) -> list[np.ndarray | None]:
+    """Per text, which of its tokens to score (None: all), from character spans; a span outside its text
+    (``texts``) is refused, never clamped."""
     if spans is None:
         return [None] * len(encoded)
     if len(spans) != len(encoded):
@@ -378,8 +382,20 @@ def targets(encoded: Sequence[Encoded], spans: Sequence[Span | None] | None) -> 
         if span is None:
             out.append(None)
             continue
+        if texts is not None:
+            check_span(span, texts[i], i)
         keep = np.asarray(restrict(e.alignment, (int(span[0]), int(span[1])))[1], dtype=bool)
         if not keep.any():
             raise InputError(f"span {tuple(span)} of text {i} covers none of its tokens; check the character offsets")
         out.append(keep)
     return out
+
+
+def check_span(span: Span, text: str, index: int) -> None:
+    """Refuse a character span that is not ``(start, stop)`` with ``0 <= start <= stop <= len(text)``."""
+    start, stop = (int(x) for x in span)
+    if not 0 <= start <= stop <= len(text):
+        raise InputError(
+            f"span {(start, stop)} of text {index} is outside the text (characters 0 to {len(text)}); "
+            "give 0 <= start <= stop <= len(text)"
+        )
