@@ -38,6 +38,7 @@ __all__ = [
     "__version__",
     "explain",
     "load",
+    "reading_times",
     "score",
     "score_dataset",
     "score_file",
@@ -60,10 +61,12 @@ _LAZY = {
     "score_dataset": "pllscore.jobs.ray",
     "Explanation": "pllscore.analysis.explanation",
     "syntaxgym": "pllscore.eval.syntaxgym.run",
+    "reading_times": "pllscore.eval.reading_times.run",
 }
 
 if TYPE_CHECKING:
     from pllscore.analysis.explanation import Explanation, explain
+    from pllscore.eval.reading_times.run import reading_times
     from pllscore.eval.syntaxgym.run import syntaxgym
     from pllscore.jobs.local import Interrupted, ScoreSummary, score_file
     from pllscore.jobs.ray import score_dataset

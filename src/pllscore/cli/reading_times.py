@@ -17,7 +17,7 @@ from pllscore.settings import ModelSettings
 
 __all__ = ["reading_times_command"]
 
-_FIELDS = ("device", "dtype", "max_tokens", "compile", "share_prefixes", "eos", "cache", "stride")
+_FIELDS = ("device", "dtype", "max_tokens", "compile", "share_prefixes", "eos", "cache")
 
 Models = Annotated[
     list[str],

@@ -127,8 +127,8 @@ def reading_times(
         metric: a masked LM's PLL metric (default word-l2r).
         bow: the BOW correction of word probabilities (``word_prob="bow"``).
         progress: a progress bar on stderr (None: only when stderr is a terminal).
-        model: how named models are loaded (:class:`~pllscore.settings.ModelSettings`; ``long`` is always
-            ``"window"``).
+        model: how named models are loaded (:class:`~pllscore.settings.ModelSettings`); masked and causal LMs
+            always score long texts in windows (``long="window"``), encoder-decoder LMs never.
 
     Returns:
         A :class:`ReadingTimesResult`.
@@ -162,7 +162,7 @@ def reading_times(
     words = word_predictors(table.words(), freq)
     per_text = [list(g["word"]) for _, g in words.groupby("text", sort=False)]
     texts = list(dict.fromkeys(words["text"]))
-    settings = (model or ModelSettings()).replace(long="window")
+    settings = model or ModelSettings()
     out_dir = _output(output)
     records = []
     for label, m in zip(labels, given):
@@ -189,7 +189,10 @@ def _load(m: Any, settings: ModelSettings) -> Any:
         return m
     from pllscore.scoring import api
 
-    return api.load(m, **settings.load_kwargs())
+    given = settings.load_kwargs()
+    if given.get("stride") is None:  # windows are asked for per call (encoder-decoder LMs take none)
+        given.pop("long", None)
+    return api.load(m, **given)
 
 
 def fit_table(

@@ -3,7 +3,8 @@
 
 A text is scored as one text through :meth:`pllscore.Scorer.score` (``words="whitespace"``,
 ``long="window"``): a causal LM after BOS, a masked LM under its metric (word-l2r by default), an
-encoder-decoder LM given the empty source; ``word_prob="bow"`` applies the BOW correction. Nothing is
+encoder-decoder LM given the empty source
+(without windows, which encoder-decoder LMs do not take: ``pllscore score`` without ``--long window``); ``word_prob="bow"`` applies the BOW correction. Nothing is
 scored here: the scorer's word results are read in the same unit the score command writes them.
 """
 
@@ -36,7 +37,9 @@ def word_surprisals(
             whose words the scorer splits otherwise.
     """
     joined = [" ".join(ws) for ws in words]
-    options: dict[str, Any] = {"words": "whitespace", "long": "window", "progress": progress}
+    options: dict[str, Any] = {"words": "whitespace", "progress": progress}
+    if scorer.kind != "seq2seq":  # an encoder-decoder LM reads its whole text (no windows; too long: an error)
+        options["long"] = "window"
     if scorer.kind == "masked" and metric is not None:
         options["metric"] = metric
     elif metric is not None and metric not in ("causal", scorer.kind):
