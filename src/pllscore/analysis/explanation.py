@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from pllscore.errors import ModelError
+from pllscore.plan.align import owners
 from pllscore.results.scores import Results, SentenceScore
 
 __all__ = ["Explanation", "explain"]
@@ -48,22 +49,19 @@ class Explanation:
         With the user's words (``words=``), both models have the same words and the causal LM's
         own word scores are used. With the tokenizers' words, a causal token counts towards the
         word in which its first non-space character lies, so words line up even where the two
-        tokenizers split text differently. A word none of whose causal tokens was scored is NaN, not 0.
+        tokenizers split text differently (the one rule of :func:`pllscore.plan.align.anchors`). A word none
+        of whose causal tokens was scored is NaN, not 0.
         """
         if self.causal is None:
             return None
         ref, c = self.sentence(i)[0], self.causal[i]
         if tuple(c.word_spans) == tuple(ref.word_spans):
             return c.word_scores
-        starts = np.array([a for a, _ in ref.word_spans])
         sums = np.zeros(ref.n_words)
         scored = np.zeros(ref.n_words, dtype=bool)
-        for (a, b), lp, special in zip(c.offsets, c.token_scores, c.is_special):
-            if special:  # an encoder-decoder's </s>: in the total, in no word
-                continue
-            while a < b and c.text[a].isspace():
-                a += 1
-            w = max(int(np.searchsorted(starts, a, side="right")) - 1, 0)
+        # an encoder-decoder's </s> is in the total, in no word
+        text = ~c.is_special
+        for w, lp in zip(owners(c.token_anchors[text].tolist(), ref.word_spans), c.token_scores[text]):
             if not np.isnan(lp):
                 sums[w] += lp
                 scored[w] = True

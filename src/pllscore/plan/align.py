@@ -3,16 +3,21 @@
 In: per-token word ids (``None`` for special tokens) and character offsets.
 Out: :class:`Alignment`, which says which positions are scored and which words they form.
 Spans are half-open ``(start, stop)``, as in the ``tokenizers`` library.
+
+Which characters a token belongs to is decided here, once, for spans, words and regions alike: a
+token *stands on* one character of the text, its anchor (:func:`anchors`), and belongs to the span,
+word or region that holds that character.
 """
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 Span = tuple[int, int]
 
-__all__ = ["Alignment", "Span", "align", "only", "restrict"]
+__all__ = ["Alignment", "Span", "align", "anchors", "only", "owners", "restrict"]
 
 
 @dataclass(frozen=True)
@@ -33,9 +38,13 @@ class Alignment:
             lone word-boundary marker (SentencePiece's "▁", byte-level BPE's "Ġ"), or a token of
             whitespace only.
 
+        anchors: for each position, the character of the text its token stands on (see
+            :func:`anchors`); what decides which span, word or region the token belongs to.
+
     Where a tokenizer's normaliser makes several words out of one character (NFKC turns the
     Arabic ligature "ﷺ" into four words), the character goes to the first of them and the
-    others get empty spans right after it, so that spans still never overlap.
+    others get empty spans right after it, so that spans still never overlap; their anchors
+    stay on the character.
     """
 
     length: int
@@ -44,6 +53,7 @@ class Alignment:
     words: tuple[tuple[int, ...], ...]
     word_spans: tuple[Span, ...]
     token_spans: tuple[Span, ...]
+    anchors: tuple[int, ...] = ()
 
 
 # pieces that mark a word boundary and stand for no character of the text
@@ -80,6 +90,7 @@ def align(
         members[w].append(pos)
         positions.append(pos)
         word_of.append(w)
+    stands_on = anchors(text, offsets) if text else tuple(int(a) for a, _ in offsets)
     token_spans = [
         _token_span(text, int(a), int(b), pieces is not None and pieces[i] in _MARKERS)
         for i, (a, b) in enumerate(offsets)
@@ -107,7 +118,46 @@ def align(
         words=tuple(tuple(ps) for ps in members),
         word_spans=tuple(spans),
         token_spans=tuple(token_spans),
+        anchors=stands_on,
     )
+
+
+def anchors(text: str, offsets: Sequence[Span]) -> tuple[int, ...]:
+    """Per token (raw character ``offsets`` in ``text``, as the tokenizer gives them), the character it stands on.
+
+    The rule, used for every span, word and region: a token stands on the first non-space character
+    at or after its start. So GPT-2's ``"Ġthe"`` stands on ``t``, SentencePiece's lone ``"▁"`` before
+    ``"5"`` on ``5``, and a token of whitespace only (``"Ċ"``) on the next character that is not
+    whitespace. The raw offsets are used, not the trimmed spans of :class:`Alignment`: where the
+    normaliser expands one character into several tokens, every one of them stands on that character.
+    A token after the last non-space character (trailing whitespace) stands on that last character;
+    in a text of whitespace only, on its own start.
+    """
+    n = len(text)
+    solid_at = [n] * (n + 1)  # the first non-space character at or after each index (n: none)
+    for k in range(n - 1, -1, -1):
+        solid_at[k] = k if not text[k].isspace() else solid_at[k + 1]
+    last = next((k for k in range(n - 1, -1, -1) if not text[k].isspace()), None)
+    out = []
+    for a, _ in offsets:
+        a = min(max(int(a), 0), n)
+        at = solid_at[a]
+        out.append(at if at < n else (last if last is not None else a))
+    return tuple(out)
+
+
+def owners(points: Sequence[int], spans: Sequence[Span | None]) -> list[int]:
+    """Per character index of ``points`` (token anchors), the index of the span of ``spans`` that holds it.
+
+    ``spans`` are in order and do not overlap; ``None`` or an empty span holds nothing. A point
+    between two spans (in a separator that is not whitespace) belongs to the span before it, one
+    before the first span to the first. Used for user words and SyntaxGym regions alike.
+    """
+    solid = [(a, r) for r, s in enumerate(spans) if s is not None and s[0] < s[1] for a in (s[0],)]
+    if not solid:
+        raise ValueError("no span with characters to assign tokens to")
+    starts = [a for a, _ in solid]
+    return [solid[max(bisect.bisect_right(starts, p) - 1, 0)][1] for p in points]
 
 
 def _token_span(text: str, start: int, stop: int, marker: bool) -> Span:
@@ -129,14 +179,14 @@ def _token_span(text: str, start: int, stop: int, marker: bool) -> Span:
 
 
 def restrict(al: Alignment, span: Span) -> tuple[Alignment, list[bool]]:
-    """Keep as scored only the positions whose token overlaps characters ``span``.
+    """Keep as scored only the positions whose token stands on a character of ``span`` (its anchor).
 
     Words keep all their tokens, so masks (e.g. word-l2r's later tokens of the word) are
     unchanged; only which targets are read changes. Returns the restricted alignment and,
     per original scored position, whether it is kept.
     """
     start, stop = span
-    keep = [al.token_spans[p][0] < stop and al.token_spans[p][1] > start for p in al.positions]
+    keep = [start <= al.anchors[p] < stop for p in al.positions]
     return only(al, [p for p, k in zip(al.positions, keep) if k]), keep
 
 

@@ -4,24 +4,23 @@ In: a text and the words asked for (``"tokenizer"``, ``"whitespace"`` or a list 
 joined by a separator, give the text), and a tokenizer's :class:`~pllscore.plan.align.Alignment`.
 Out: per word its character span, per scored token its word, and the alignment regrouped by them.
 
-A token belongs to the word in which it starts: the word holding its first character that is
-not whitespace, or, where that character lies in a separator between words, the word before.
-A token with no character of its own (SentencePiece's lone ``"▁"``, a byte-level BPE token of
-whitespace only) belongs to the word it stands at (``"▁"`` to the word it marks), or, where it
-stands between words, to the next token's word (the last word at the end of the text). So a token
-the tokenizer merged across a word boundary counts once, for the word where it begins, and the
-next word may get no token of its own (its score is then NaN, never 0).
+A token belongs to the word that holds the character it stands on (:func:`pllscore.plan.align.anchors`,
+the one rule for spans, words and regions): the first character at or after its start that is not
+whitespace, or, where that character lies in a separator between words, the word before. So
+SentencePiece's lone ``"▁"`` belongs to the word it marks, a byte-level BPE token of whitespace only
+to the next word (the last word at the end of the text), and a token the tokenizer merged across a
+word boundary counts once, for the word where it begins; the next word may then get no token of its
+own (its score is NaN, never 0).
 """
 
 from __future__ import annotations
 
-import bisect
 import re
 from collections.abc import Sequence
 from dataclasses import replace
 
 from pllscore.errors import InputError
-from pllscore.plan.align import Alignment, Span
+from pllscore.plan.align import Alignment, Span, owners
 
 __all__ = ["MASK_BY", "WORD_MODES", "assign", "check_mask_by", "check_words", "explicit_spans", "regroup", "word_spans"]
 
@@ -105,28 +104,11 @@ def word_spans(text: str, words: str | Sequence[str], sep: str = " ", *, index: 
 
 
 def assign(al: Alignment, spans: Sequence[Span]) -> list[int]:
-    """Per scored position of ``al``, the index of the word of ``spans`` where its token starts (see the module)."""
+    """Per scored position of ``al``, the index of the word of ``spans`` that holds the character its token
+    stands on (:func:`pllscore.plan.align.anchors`; see the module)."""
     if not spans:
         raise ValueError("no words to assign tokens to")
-    starts = [a for a, _ in spans]
-    keys: list[int | None] = []
-    for p in al.positions:
-        a, b = al.token_spans[p]
-        if a < b:
-            keys.append(a)
-        else:  # no character of its own: the word it stands in, else the next token's (below)
-            w = bisect.bisect_right(starts, a) - 1
-            keys.append(a if w >= 0 and a < spans[w][1] else None)
-    out: list[int] = [0] * len(keys)
-    following: int | None = None
-    for k in range(len(keys) - 1, -1, -1):
-        key = keys[k]
-        if key is None:
-            out[k] = following if following is not None else len(spans) - 1
-            continue
-        out[k] = max(bisect.bisect_right(starts, key) - 1, 0)
-        following = out[k]
-    return out
+    return owners([al.anchors[p] for p in al.positions], spans)
 
 
 def regroup(al: Alignment, spans: Sequence[Span], word_of: Sequence[int]) -> Alignment:

@@ -21,6 +21,7 @@ from typing import Any, Literal, overload
 
 import numpy as np
 
+from pllscore.plan.align import anchors
 from pllscore.results.norms import NORMS, check_norms, sum_scored, unigram_norm
 
 Span = tuple[int, int]
@@ -95,6 +96,9 @@ class SentenceScore:
             :mod:`pllscore.scoring.bow`), else None. Token scores and totals never include it.
         special: per token, whether it is a scored special token (None: the result has none). Its
             score counts in the total and the mean, not in any word.
+        anchors: per token, the character of ``text`` it stands on (-1: a special token, on none), which
+            decides the span, word or region it belongs to (:func:`pllscore.plan.align.anchors`); None: read
+            from ``offsets`` by the same rule.
     """
 
     index: int
@@ -112,6 +116,7 @@ class SentenceScore:
     rank: np.ndarray | None = None
     word_correction: np.ndarray | None = None
     special: np.ndarray | None = None
+    anchors: tuple[int, ...] | None = None
 
     # --- views -----------------------------------------------------------------
     def view(self, *, base: float | Literal["e"] | None = None, surprisal: bool | None = None) -> SentenceScore:
@@ -262,9 +267,19 @@ class SentenceScore:
         """The score of word ``i``."""
         return self.words[i]
 
+    @property
+    def token_anchors(self) -> np.ndarray:
+        """Per token, the character of the text it stands on (-1 for a special token): see :attr:`anchors`."""
+        if self.anchors is not None:
+            return np.asarray(self.anchors, dtype=np.int64)
+        out = np.asarray(anchors(self.text, self.offsets), dtype=np.int64) if self.offsets else np.zeros(0, np.int64)
+        return np.where(self.is_special, -1, out)
+
     def span(self, start: int, stop: int) -> float:
-        """Sum of the scores of the tokens that overlap characters ``start:stop``; NaN if none of them was scored."""
-        hit = np.array([a < stop and b > start for a, b in self.offsets], dtype=bool)
+        """Sum of the scores of the tokens that stand on a character of ``start:stop`` (the rule of ``spans=``);
+        NaN if none of them was scored."""
+        at = self.token_anchors
+        hit = (at >= start) & (at < stop)
         return sum_scored(self.token_scores[hit]) if len(hit) else math.nan
 
     def to_dict(self) -> dict[str, Any]:

@@ -383,5 +383,6 @@ class Scorer:
             word_spans=al.word_spans,
             logprobs=np.asarray(logprobs, dtype=np.float64),
             special=np.asarray([p in spans for p in order]) if spans else None,
+            anchors=tuple(-1 if p in spans else al.anchors[p] for p in order),
             **{k: np.asarray(v, dtype=np.float64) for k, v in extra.items()},
         )

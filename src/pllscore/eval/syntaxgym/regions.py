@@ -1,15 +1,16 @@
 """Region surprisals: each token goes to the region that holds its first non-space character.
 
-A token belongs to the region holding the first non-space character at or after the token's start (its
-character offsets in the sentence, from the tokenizer): GPT-2's ``Ġthe`` starts at the space before
-``the`` and goes with ``the``'s region, and a token that is only whitespace (GPT-2's lone ``Ġ`` before a
-comma) goes with the region of the next character. Special tokens are never listed, so BOS conditions the
-first token and is no region's. With ``final_eos`` a causal LM's log P(EOS | sentence) is one more token of
-the last non-empty region (as lm-zoo's GPT-2 image counted it). A region's value is ``meta.metric`` of its
-tokens' surprisals in bits (``-log2 p``): ``sum`` (0 for an empty region), ``mean``, ``median``, ``range``,
-``max``, ``min`` (NaN for an empty region: SyntaxGym 0.6 gives NaN for ``mean``/``median`` and fails on the
-others). A token without a score (a causal LM's first token when it has no BOS) is left out; a region with
-tokens but none scored is NaN.
+A token belongs to the region holding the character it stands on, the first non-space character at or after
+the token's start (:func:`pllscore.plan.align.anchors`, the rule of spans and words too): GPT-2's ``Ġthe``
+starts at the space before ``the`` and goes with ``the``'s region, a token that is only whitespace (GPT-2's
+lone ``Ġ`` before a comma) goes with the region of the next character, and every token of a character the
+normaliser expands (NFKC's ``ﷺ``) goes with that character's region. Special tokens are never listed, so BOS
+conditions the first token and is no region's. With ``final_eos`` a causal LM's log P(EOS | sentence) is one
+more token of the last non-empty region (as lm-zoo's GPT-2 image counted it). A region's value is
+``meta.metric`` of its tokens' surprisals in bits (``-log2 p``): ``sum`` (0 for an empty region), ``mean``,
+``median``, ``range``, ``max``, ``min`` (NaN for an empty region: SyntaxGym 0.6 gives NaN for
+``mean``/``median`` and fails on the others). A token without a score (a causal LM's first token when it has
+no BOS) is left out; a region with tokens but none scored is NaN.
 """
 
 from __future__ import annotations
@@ -20,25 +21,15 @@ from typing import Any
 
 import numpy as np
 
+from pllscore.plan.align import owners
+
 __all__ = ["aggregate", "region_of_tokens", "region_rows"]
 
 
-def region_of_tokens(
-    sentence: str, spans: Sequence[tuple[int, int] | None], offsets: Sequence[tuple[int, int]]
-) -> list[int]:
-    """Per token (character ``offsets`` in ``sentence``), the index of its region in ``spans``."""
-    owner = np.full(len(sentence) + 1, -1, dtype=np.int64)
-    for r, span in enumerate(spans):
-        if span is not None:
-            owner[span[0] : span[1]] = r
-    last = max(r for r, span in enumerate(spans) if span is not None)
-    regions = []
-    for start, _ in offsets:
-        at = start
-        while at < len(sentence) and sentence[at].isspace():
-            at += 1
-        regions.append(int(owner[at]) if at < len(sentence) and owner[at] >= 0 else last)
-    return regions
+def region_of_tokens(spans: Sequence[tuple[int, int] | None], anchors: Sequence[int]) -> list[int]:
+    """Per token (the character of the sentence it stands on, :func:`pllscore.plan.align.anchors`), the index of
+    its region in ``spans`` (None: an empty region)."""
+    return owners(list(anchors), spans)
 
 
 def aggregate(values: np.ndarray, metric: str, n_tokens: int) -> float:
@@ -60,11 +51,11 @@ def aggregate(values: np.ndarray, metric: str, n_tokens: int) -> float:
 
 def region_rows(condition: Any, score: Any, metric: str) -> list[tuple[int, str, float, int]]:
     """``(region_number, content, value, n_tokens)`` per region of ``condition`` (a
-    :class:`~pllscore.eval.syntaxgym.suite.Condition`) from the scores of its sentence (``offsets`` and
-    ``logprobs`` per token, as a :class:`~pllscore.SentenceScore` has them, and ``eos``: log P(EOS | sentence)
-    or None)."""
+    :class:`~pllscore.eval.syntaxgym.suite.Condition`) from the scores of its sentence (``anchors`` and
+    ``logprobs`` per token, as a :class:`~pllscore.eval.syntaxgym.scores.TokenScores` has them,
+    and ``eos``: log P(EOS | sentence) or None)."""
     spans = condition.spans()
-    owner = np.asarray(region_of_tokens(condition.sentence, spans, score.offsets), dtype=np.int64)
+    owner = np.asarray(region_of_tokens(spans, score.anchors), dtype=np.int64)
     bits = -np.asarray(score.logprobs, dtype=np.float64) / math.log(2)
     eos = getattr(score, "eos", None)
     if eos is not None:  # one more token, of the last non-empty region

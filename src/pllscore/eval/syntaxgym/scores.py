@@ -2,8 +2,8 @@
 
 :func:`score_suite` scores a suite's distinct sentences through the table job of ``pllscore score``
 (:meth:`pllscore.eval.settings.EvalSettings.prepare`: the metrics, the convention, the mode for over-long
-texts) and keeps what regions need: per metric and sentence, the tokens' character offsets in the sentence
-and their log-probabilities. With ``final_eos`` (causal LMs) it adds, per sentence, log P(EOS | sentence):
+texts) and keeps what regions need: per metric and sentence, the character of the sentence each token stands
+on and their log-probabilities. With ``final_eos`` (causal LMs) it adds, per sentence, log P(EOS | sentence):
 the tokenizer's EOS token scored after the sentence's tokens as the model read them (BOS and the
 convention's reading included), by one more forward pass over ``ids + [eos]``. :class:`Local` calls it on a
 scorer loaded here; :class:`OnRay` on actors that each load the model (:class:`~pllscore.jobs.ray_calls.ModelPool`).
@@ -31,10 +31,11 @@ __all__ = [
 
 @dataclass(frozen=True)
 class TokenScores:
-    """One sentence under one metric: per token its character span in the sentence and log-probability (nats,
-    NaN when not scored); ``eos``: log P(EOS | sentence) in nats with ``final_eos``, else None."""
+    """One sentence under one metric: per token the character of the sentence it stands on
+    (:func:`pllscore.plan.align.anchors`) and its log-probability (nats, NaN when not scored); ``eos``:
+    log P(EOS | sentence) in nats with ``final_eos``, else None."""
 
-    offsets: tuple[tuple[int, int], ...]
+    anchors: tuple[int, ...]
     logprobs: np.ndarray
     eos: float | None = None
 
@@ -74,15 +75,15 @@ def check_final_eos(kind: str, name: str) -> None:
         )
 
 
-def _text_part(score: Any) -> tuple[tuple[tuple[int, int], ...], np.ndarray, float | None]:
-    """A result's tokens of the sentence itself (offsets, log-probabilities) and the log-probability of the
+def _text_part(score: Any) -> tuple[tuple[int, ...], np.ndarray, float | None]:
+    """A result's tokens of the sentence itself (anchors, log-probabilities) and the log-probability of the
     closing special token an encoder-decoder scores (its EOS; None when it lists none). Special tokens are in
     no region: a BART's leading ``<s>`` is left out, its EOS goes to ``--final-eos`` only."""
     special = score.is_special
-    offsets = tuple(o for o, x in zip(score.offsets, special) if not x)
+    anchors = tuple(int(a) for a in score.token_anchors[~special])
     logprobs = np.asarray(score.logprobs)
     closing = float(logprobs[-1]) if special.size and special[-1] else None
-    return offsets, logprobs[~special], closing
+    return anchors, logprobs[~special], closing
 
 
 def _seq2seq_eos(results: Any, name: str) -> list[float]:
