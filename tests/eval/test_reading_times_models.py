@@ -242,3 +242,52 @@ def test_bad_input_is_one_line_and_keeps_the_output_folder(tmp_path, case):
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: ") and message in lines[0], done.stderr
     assert (out / "fits.csv").read_text() == "kept\n" and sorted(p.name for p in out.iterdir()) == ["fits.csv"]
+
+
+# --- per-reader rows -----------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def readers(tmp_path_factory):
+    """Per-reader reading times made from tiny-gpt2's own surprisal: 200 + 10 ms/bit + a reader's offset + noise."""
+    tmp = tmp_path_factory.mktemp("readers")
+    ns = pd.read_csv(NATURAL_STORIES, sep="\t", keep_default_na=False)
+    small = ns[(ns["zone"] <= 40) & (ns["item"] <= 4)].sort_values(["item", "zone"]).reset_index(drop=True)
+    small[["item", "zone", "word", "meanItemRT"]].to_csv(tmp / "words.csv", index=False)
+    first = pllscore.reading_times(tmp / "words.csv", TINY_GPT2, text_column="item", position_column="zone",
+                                   word_column="word", measures="meanItemRT")  # fmt: skip
+    s = first.words["surprisal:tiny-gpt2"].to_numpy(float)
+    rng = np.random.default_rng(0)
+    rows = []
+    for r, offset in enumerate([-60.0, -20.0, 0.0, 30.0, 80.0]):
+        rt = 200 + 10 * s + offset + rng.normal(0, 15, len(s))
+        rows.append(small[["item", "zone", "word"]].assign(reader=f"r{r}", rt=rt))
+    table = pd.concat(rows).sample(frac=1.0, random_state=2)
+    table.to_csv(tmp / "readers.csv", index=False)
+    return tmp, table
+
+
+def test_mixed_model_recovers_the_reading_time_slope(readers):
+    tmp, table = readers
+    res = pllscore.reading_times(tmp / "readers.csv", TINY_GPT2, text_column="item", position_column="zone",
+                                 word_column="word", subject_column="reader", measures="rt")  # fmt: skip
+    assert len(res.words) == len(table) and "subject" in res.words.columns
+    (fit,) = res.fits.itertuples()
+    assert fit.coef == pytest.approx(10.0, abs=1.0) and fit.coef_se < 0.5
+    assert fit.delta_ll > 10 * fit.delta_ll_se > 0
+
+
+def test_aggregated_readers_are_the_per_word_means(readers):
+    tmp, table = readers
+    columns = dict(text_column="item", position_column="zone", word_column="word", measures="rt")
+    res = pllscore.reading_times(tmp / "readers.csv", TINY_GPT2, subject_column="reader", aggregate=True, **columns)
+    means = table.groupby(["item", "zone"], as_index=False).agg(word=("word", "first"), rt=("rt", "mean"))
+    means = means.sort_values(["item", "zone"])
+    means.to_csv(tmp / "means.csv", index=False)
+    want = pllscore.reading_times(tmp / "means.csv", TINY_GPT2, **columns)
+    # the readers' table starts with another story, so compare by story and position
+    got = res.words.sort_values(["text", "position"]).reset_index(drop=True)
+    exp = want.words.sort_values(["text", "position"]).reset_index(drop=True)
+    np.testing.assert_allclose(got["rt"], exp["rt"], rtol=1e-12)
+    assert list(got["included:rt"]) == list(exp["included:rt"])
+    assert res.fits["coef"].iloc[0] == pytest.approx(want.fits["coef"].iloc[0], rel=1e-9)
