@@ -37,8 +37,8 @@ def _lm_eval_ids(tok, context: str, continuation: str) -> tuple[list[int], int]:
     n = len(context) - len(context.rstrip())
     if n:
         context, continuation = context[:-n], context[-n:] + continuation
-    whole = tok(context + continuation)["input_ids"]
-    return whole, len(tok(context)["input_ids"])
+    whole, own = tok(context + continuation)["input_ids"], tok(context)["input_ids"]
+    return [*own, *whole[len(own) :]], len(own)  # context_enc + whole_enc[len(context_enc):]
 
 
 @pytest.mark.parametrize("family", ["gpt2-bpe", "llama-unigram"])
@@ -154,3 +154,46 @@ def test_score_file_records_the_convention_and_resume_refuses_another(tmp_path, 
         score_file(src, out, model=shared_gpt2, resume=True, progress=False)
     with pytest.raises(InputError, match="unknown convention"):
         score_file(src, tmp_path / "o2.csv", model=shared_gpt2, convention="harness")
+
+
+# a token of the whole string that crosses the join of context and text (sep=""): lm-eval's split is its own
+JOINS = [("The c", "at sat."), ("She we", "nt home."), ("The cat", "s sat.")]
+
+
+def _crosses(tok, context: str, text: str) -> bool:
+    """Whether the whole string's first tokens are not the context's own: a token crosses the join."""
+    own = tok(context, add_special_tokens=False)["input_ids"]
+    return tok(context + text, add_special_tokens=False)["input_ids"][: len(own)] != own
+
+
+@pytest.mark.parametrize("family", ["gpt2-bpe", "llama-unigram"])
+def test_causal_lm_eval_split_at_a_crossing_token_equals_hflm(causal_models, family):
+    model, tok = causal_models[family]
+    assert any(_crosses(tok, c, t) for c, t in JOINS)  # the case is there to test
+    ref = _hflm_loglikelihood(model, tok, JOINS)
+    scorer = CausalScorer(model, tok)
+    got = [scorer.score(t, context=c, sep="", convention="lm-eval")[0].total for c, t in JOINS]
+    np.testing.assert_allclose(got, ref, atol=1e-4)
+    np.testing.assert_allclose(got, [_chain(model, *_lm_eval_ids(tok, c, t)) for c, t in JOINS], atol=1e-4)
+
+
+@pytest.mark.shared
+def test_tiny_gpt2_crossing_token_lm_eval_is_hflm_and_paper_keeps_the_whole_string(shared_gpt2):
+    pytest.importorskip("lm_eval", reason="lm_eval not installed (pip install 'pllscore[lm-eval]')")
+    from lm_eval.api.instance import Instance
+    from lm_eval.models.huggingface import HFLM
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    pairs = [("The cat", "s sat"), ("The cat", "s"), ("The c", "at sat")]
+    hf = HFLM(pretrained=str(TINY_GPT2), device="cpu", batch_size=2)  # lm-eval loads the folder itself
+    ref = [ll for ll, _ in hf.loglikelihood([Instance("loglikelihood", {}, p, i) for i, p in enumerate(pairs)])]
+    got = [shared_gpt2.score(t, context=c, sep="", convention="lm-eval")[0].total for c, t in pairs]
+    np.testing.assert_allclose(got, ref, atol=1e-4)
+    assert ref[0] == pytest.approx(-17.4070, abs=1e-3)  # issue 26's number
+    # paper (the default): BOS, then the whole string's tokens; the token across the join and all after it scored
+    model, tok = AutoModelForCausalLM.from_pretrained(TINY_GPT2), AutoTokenizer.from_pretrained(TINY_GPT2)
+    whole = tok("The cats sat", return_offsets_mapping=True)
+    first = next(k for k, (_, b) in enumerate(whole["offset_mapping"]) if b > len("The cat"))
+    paper = shared_gpt2.score("s sat", context="The cat", sep="")[0]
+    assert paper.total == pytest.approx(_chain(model, [tok.bos_token_id, *whole["input_ids"]], 1 + first), abs=1e-4)
+    assert abs(paper.total - ref[0]) > 0.1

@@ -250,7 +250,9 @@ class Scorer:
                 (for a byte-level BPE the first token is ``" The"``, not ``"The"``); a causal LM follows
                 lm-eval's HFLM exactly: a text without a context comes after lm-eval's prefix token
                 (BOS, else EOS), a text with a context after only the tokenizer's own special tokens
-                (GPT-2: none). Tokens, words and spans still index into the text.
+                (GPT-2: none), split from it as ``_encode_pair`` splits (a token across the join is
+                scored only after as many tokens as the context has alone). A text may then be
+                whitespace only (lm-eval's ``"\\n"``). Tokens, words and spans still index into the text.
 
         Returns:
             One :class:`SentenceScore` per (metric, text), metric-major.
@@ -294,7 +296,7 @@ class Scorer:
         convention: str,
     ) -> Encodings:
         """:meth:`encode` without its checks of the options when there are no texts (``score([])`` is empty)."""
-        texts = check_texts(given)
+        texts = check_texts(given, blank=convention == "lm-eval")  # lm-eval scores a continuation of whitespace
         chosen: Words = self.words if words is None else words
         made = {"long": long or self.long, "sep": sep, "word_sep": word_sep, "convention": convention}
         made.update(mask_by=self.mask_by if mask_by is None else mask_by, made_by=self._made_by())

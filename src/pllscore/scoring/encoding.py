@@ -11,9 +11,13 @@ split between context and text as lm-evaluation-harness splits context and conti
 moved to the continuation (``n_spaces = len(context) - len(context.rstrip())``), then the whole
 string and the stripped context are encoded, and the continuation is the whole's tokens after as
 many as the context has (``whole_enc[len(context_enc):]``). Where a token of the whole crosses
-the end of the stripped context (it merges context and text characters), it, and every token
-after it, belongs to the text. Context tokens are never scored nor masked; they keep their
-place in the sequence (a causal LM's BOS stays before them).
+the end of the stripped context (it merges context and text characters), the conventions part:
+under ``"paper"`` it, and every token after it, belongs to the text, and the model reads the
+whole's tokens; under ``"lm-eval"`` the model reads, as lm-eval's does, the context's own
+tokens and then the whole's after as many as those (the crossing token is scored only if it
+comes after them; text characters before the first scored token are in no token). Context
+tokens are never scored nor masked; they keep their place in the sequence (a causal LM's BOS
+stays before them).
 
 Words are the tokenizer's (``word_ids()``) unless the user gives others (``words="whitespace"``
 or a list of words per text; :mod:`pllscore.plan.words` says which word a token belongs to).
@@ -47,6 +51,7 @@ __all__ = [
     "LONG_MODES",
     "Encoded",
     "Encodings",
+    "NoTokensError",
     "check_contexts",
     "check_convention",
     "check_long",
@@ -62,6 +67,16 @@ LONG_MODES = ("error", "window")
 
 #: how a text is read: as given (the paper's code) or as lm-evaluation-harness reads a continuation
 CONVENTIONS = ("paper", "lm-eval")
+
+
+class NoTokensError(InputError):
+    """A text that the tokenizer turns into no token of its own (whitespace that it drops, a text swallowed by
+    its context's tokens); ``index`` is its position in the call."""
+
+    def __init__(self, index: int, text: str, after_context: bool) -> None:
+        self.index = index
+        after = " after its context" if after_context else ""
+        super().__init__(f"text {index} ({text!r:.40}) has no tokens{after} after tokenization; remove it")
 
 
 @dataclass(frozen=True)
@@ -194,8 +209,11 @@ def check_convention(convention: str) -> str:
     return convention
 
 
-def check_texts(texts: str | Iterable[str]) -> list[str]:
-    """The texts as a list, or the :class:`InputError` naming the first one that cannot be scored."""
+def check_texts(texts: str | Iterable[str], *, blank: bool = False) -> list[str]:
+    """The texts as a list, or the :class:`InputError` naming the first one that cannot be scored.
+
+    ``blank``: a text of whitespace only is allowed (lm-eval's continuation ``"\\n"``); an empty one never is.
+    """
     if isinstance(texts, str):
         texts = [texts]
     elif isinstance(texts, (bytes, bytearray)) or not isinstance(texts, Iterable):
@@ -206,7 +224,7 @@ def check_texts(texts: str | Iterable[str]) -> list[str]:
             raise InputError(
                 f"text {i} is a {type(t).__name__} ({t!r:.40}), not a string; convert it with str() or drop it"
             )
-        if not t.strip():
+        if not t.strip() and not (blank and t):
             what = "empty" if not t else "whitespace only"
             raise InputError(f"text {i} is {what}; remove it or give it some words")
     return out
@@ -262,8 +280,10 @@ def encode(
     A text is scored as given: a literal ``"[MASK]"`` or ``"<|endoftext|>"`` in it is text, not a
     special token (``split_special_tokens``); a vocabulary that lists special tokens as pieces gets
     a copy that cannot read them from text; a text that still yields one is refused. ``prefix``
-    (a causal LM's BOS; or one per text) is put before the ids. With ``lead_sep`` a text without a
-    context is encoded as ``sep + text`` (the ``"lm-eval"`` convention). A text longer than
+    (a causal LM's BOS; or one per text) is put before the ids. ``lead_sep`` is the ``"lm-eval"``
+    convention: a text without a context is encoded as ``sep + text``, and one with a context is
+    split from it as lm-eval splits (see the module's docstring). A text without tokens of its own
+    is a :class:`NoTokensError`. A text longer than
     ``max_length`` is an :class:`InputTooLongError` unless ``allow_long``. ``words`` (checked by
     :func:`pllscore.plan.words.check_words`), ``word_sep`` and ``mask_by``: see the module's docstring.
     """
@@ -274,7 +294,8 @@ def encode(
     joint = [c + sep + t if c or lead_sep else t for c, t in zip(ctx, texts)]
     stripped = [c.rstrip() for c in ctx]
     enc, used, specials = _tokenize(tokenizer, joint, add_special_tokens, name)
-    n_context = _context_sizes(used, stripped)
+    alone = _contexts_alone(used, stripped)
+    n_context = [len(a[0]) for a in alone]
     out = []
     for i, text in enumerate(texts):
         ids = list(enc["input_ids"][i])
@@ -284,6 +305,8 @@ def encode(
         pieces = list(enc.tokens(i))
         offsets: list[Span] = [(int(a), int(b)) for a, b in enc["offset_mapping"][i]]
         word_ids: list[int | None] = list(enc.word_ids(i))
+        if lead_sep and n_context[i]:  # lm-eval's split: the context's own tokens, then the whole's after as many
+            ids, pieces, offsets, word_ids = _lm_eval_split(ids, pieces, offsets, word_ids, alone[i])
         if prefixes[i] is not None:
             ids, pieces = [prefixes[i], *ids], [tokenizer.convert_ids_to_tokens(prefixes[i]), *pieces]
             offsets, word_ids = [(0, 0), *offsets], [None, *word_ids]
@@ -298,8 +321,7 @@ def encode(
         shift = starts[i]
         al = align(word_ids, [(a - shift, b - shift) for a, b in offsets], text, pieces)
         if not al.positions:
-            after = " after its context" if ctx[i] else ""
-            raise InputError(f"text {i} ({text!r:.40}) has no tokens{after} after tokenization; remove it")
+            raise NoTokensError(i, text, bool(ctx[i]))
         user = word_spans(text, words if isinstance(words, str) else words[i], word_sep, index=i)
         al, word_ids, user_words = _by_user_words(al, word_ids, user, mask_by)
         out.append(Encoded(ids, pieces, offsets, al, word_ids, lead, trail, user_words))
@@ -322,15 +344,45 @@ def _tokenize(tokenizer: Any, joint: list[str], add_special_tokens: bool, name: 
     return enc, tokenizer, specials
 
 
-def _context_sizes(tokenizer: Any, stripped: list[str]) -> list[int]:
-    """Per text, the number of tokens of its stripped context encoded alone (0: no context)."""
+#: a stripped context encoded alone, without special tokens: its ids, pieces and character offsets
+_Alone = tuple[list[int], list[str], list[Span]]
+
+
+def _contexts_alone(tokenizer: Any, stripped: list[str]) -> list[_Alone]:
+    """Per text, its stripped context encoded alone, without special tokens (no context: no tokens)."""
     with_context = [i for i, c in enumerate(stripped) if c]
-    n_context = [0] * len(stripped)
+    out: list[_Alone] = [([], [], [])] * len(stripped)
     if with_context:
         ctx_enc = encode_text(tokenizer, [stripped[i] for i in with_context], False)
         for k, i in enumerate(with_context):
-            n_context[i] = len(ctx_enc["input_ids"][k])
-    return n_context
+            offsets = [(int(a), int(b)) for a, b in ctx_enc["offset_mapping"][k]]
+            out[i] = (list(ctx_enc["input_ids"][k]), list(ctx_enc.tokens(k)), offsets)
+    return out
+
+
+def _lm_eval_split(
+    ids: list[int], pieces: list[str], offsets: list[Span], word_ids: list[int | None], alone: _Alone
+) -> tuple[list[int], list[str], list[Span], list[int | None]]:
+    """A joint encoding as lm-eval's ``_encode_pair`` splits it (``context_enc + whole_enc[len(context_enc):]``).
+
+    Where the joint's first content tokens are the context's own (nothing crosses the join), it is
+    returned as it is. Otherwise they are replaced by the context's own tokens and the text keeps
+    the joint's tokens after as many as the context has: a token that crosses the join is scored
+    only when it comes after them, and the text's characters before it are in no token.
+    """
+    c_ids, c_pieces, c_offsets = alone
+    content = [j for j, w in enumerate(word_ids) if w is not None]
+    k = len(c_ids)
+    if [ids[j] for j in content[:k]] == c_ids or not content:
+        return ids, pieces, offsets, word_ids
+    lead, end, rest = content[0], content[-1] + 1, content[k:]
+    context_words: list[int | None] = [-1] * k  # content until the caller makes them the context's (None)
+    return (
+        [*ids[:lead], *c_ids, *(ids[j] for j in rest), *ids[end:]],
+        [*pieces[:lead], *c_pieces, *(pieces[j] for j in rest), *pieces[end:]],
+        [*offsets[:lead], *c_offsets, *(offsets[j] for j in rest), *offsets[end:]],
+        [*word_ids[:lead], *context_words, *(word_ids[j] for j in rest), *word_ids[end:]],
+    )
 
 
 def _literal_error(tokenizer: Any, enc: Any, i: int, pos: int, joint: str, start: int, name: str) -> InputError:
