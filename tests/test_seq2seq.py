@@ -112,6 +112,18 @@ def test_lm_eval_convention_equals_hflm_seq2seq(family):
     np.testing.assert_allclose(alone, _hflm_loglikelihood(model, tok, [("", " " + t) for t in TEXTS]), atol=1e-4)
 
 
+def test_lm_eval_whitespace_only_context_equals_hflm_seq2seq(family):
+    pytest.importorskip("lm_eval", reason="lm_eval not installed (pip install 'pllscore[lm-eval]')")
+    _, model, tok = family
+    # lm-eval moves the whitespace to the continuation and encodes "" with special tokens (BART: <s></s>), which
+    # is not the prefix token of an empty context; a whitespace-only continuation is scored too
+    pairs = [(" ", " The cat sat."), ("\n", "The cat sat."), ("\t ", "A dog ran."), ("", " A dog ran."), ("x", "\n")]
+    ref = _hflm_loglikelihood(model, tok, pairs)
+    scorer = Seq2SeqScorer(model, tok)
+    got = [scorer.score(t, context=c, sep="", convention="lm-eval")[0].total for c, t in pairs]
+    np.testing.assert_allclose(got, ref, atol=1e-4)
+
+
 def test_bad_input_is_one_line(family):
     _, model, tok = family
     scorer = Seq2SeqScorer(model, tok)

@@ -16,7 +16,9 @@ Two conventions (``convention=``):
 - ``"lm-eval"``: lm-evaluation-harness 0.4's ``HFLM(backend="seq2seq").loglikelihood``. The
   context's trailing whitespace moves to the continuation (``sep + text``); the context is encoded
   with special tokens, the continuation without (nothing special scored); an empty context is the
-  single prefix token (the tokenizer's BOS, else EOS).
+  single prefix token (the tokenizer's BOS, else EOS), while a whitespace-only one (``" "``, ``"\\n"``) is
+  ``""`` encoded with the tokenizer's special tokens (BART: ``<s></s>``; T5: ``</s>``), as lm-eval's
+  ``_encode_pair`` reads it.
 
 ``sep`` joins context and text only under ``"lm-eval"``; the model reads the source apart from the text.
 Texts and sources longer than the model allows are refused (there are no windows for this kind).
@@ -115,9 +117,11 @@ class Seq2SeqScorer(Scorer):
             raise InputError(self._no_windows())
         contexts = options.pop("contexts") or [""] * len(texts)
         lm_eval, sep, limit = options.pop("lead_sep"), options.pop("sep"), options["max_length"]
+        sources: list[str | None]
         if lm_eval:  # the continuation is the context's trailing whitespace, sep and the text
             leads = [c[len(c.rstrip()) :] + sep for c in contexts]
-            sources = [c.rstrip() for c in contexts]
+            # an empty context is lm-eval's prefix token (None); a whitespace-only one is tokenizer("")
+            sources = [c.rstrip() if c else None for c in contexts]
         else:
             leads, sources = [""] * len(texts), list(contexts)
         out: list[Any] = [None] * len(texts)
@@ -127,7 +131,7 @@ class Seq2SeqScorer(Scorer):
             encoded = encode(self.tokenizer, group, **options, allow_long=True, lead_sep=bool(lead), sep=lead)
             for i, e in zip(rows, encoded):
                 out[i] = e
-        ids = self._source_ids(sources, lm_eval)
+        ids = self._source_ids(sources)
         for i, (e, src) in enumerate(zip(out, ids)):
             for what, n in (("text", len(e.ids)), ("source", len(src))):
                 if limit is not None and n > limit:
@@ -136,15 +140,13 @@ class Seq2SeqScorer(Scorer):
             out[i] = replace(e, source=tuple(src), specials=specials)
         return out
 
-    def _source_ids(self, sources: list[str], lm_eval: bool) -> list[list[int]]:
-        """Per text, the encoder's ids: its source with the tokenizer's special tokens (lm-eval: an empty one is
-        the prefix token)."""
-        distinct = list(dict.fromkeys(sources))
-        enc = encode_text(self.tokenizer, distinct, True)["input_ids"]
+    def _source_ids(self, sources: list[str | None]) -> list[list[int]]:
+        """Per text, the encoder's ids: its source with the tokenizer's special tokens (``""`` too: BART's
+        ``<s></s>``), or lm-eval's prefix token for None (lm-eval's empty context)."""
+        distinct = list(dict.fromkeys(s for s in sources if s is not None))
+        enc = encode_text(self.tokenizer, distinct, True)["input_ids"] if distinct else []
         ids = {s: list(e) for s, e in zip(distinct, enc)}
-        if lm_eval:
-            ids[""] = [self._prefix()]
-        return [ids[s] for s in sources]
+        return [ids[s] if s is not None else [self._prefix()] for s in sources]
 
     @staticmethod
     def _specials(e: Encoded) -> tuple[int, ...]:
