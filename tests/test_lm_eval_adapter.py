@@ -176,3 +176,49 @@ def test_masked_greedy_by_hand_and_rolling_is_the_full_text_score(masked_models)
 
     rolled = lm.loglikelihood_rolling([Instance("loglikelihood_rolling", {}, ("the cat sat.",), 0)])
     assert rolled[0] == pytest.approx(scorer.score("the cat sat.", metric="original")[0].total)
+
+
+def test_whitespace_only_continuation_equals_hflm(causal_models):
+    _need_lm_eval()
+    from lm_eval.models.huggingface import HFLM
+
+    from pllscore import CausalScorer
+    from pllscore.integrations.lm_eval import PllscoreLM
+
+    model, tok = causal_models["gpt2-bpe"]
+    pairs = [("x", "\n"), ("The cat sat", " on"), ("The cat sat", "\n\n"), ("", "\n"), ("A b ", "\t"), ("The c", "at sat")]
+    ref = HFLM(pretrained=model, tokenizer=tok, device="cpu", batch_size=2).loglikelihood(
+        _requests(pairs), disable_tqdm=True
+    )
+    got = PllscoreLM(pretrained=CausalScorer(model, tok)).loglikelihood(_requests(pairs))
+    np.testing.assert_allclose([g[0] for g in got], [r[0] for r in ref], atol=1e-4)
+    assert [g[1] for g in got] == [bool(r[1]) for r in ref]
+
+
+@pytest.mark.shared
+def test_tiny_gpt2_whitespace_only_continuation_equals_hflm():
+    _need_lm_eval()
+    from lm_eval.models.huggingface import HFLM
+
+    from pllscore.integrations.lm_eval import PllscoreLM
+
+    pairs = [("x", "\n"), ("x", " y"), ("The cat", "s sat"), ("x ", "\n")]
+    ref = HFLM(pretrained=str(TINY_GPT2), device="cpu", batch_size=2).loglikelihood(_requests(pairs), disable_tqdm=True)
+    got = PllscoreLM(pretrained=str(TINY_GPT2), device="cpu").loglikelihood(_requests(pairs))
+    np.testing.assert_allclose([g[0] for g in got], [r[0] for r in ref], atol=1e-4)
+
+
+def test_a_continuation_without_tokens_fails_nothing(masked_models, capsys):
+    _need_lm_eval()
+    from pllscore import MaskedScorer
+    from pllscore.integrations.lm_eval import PllscoreLM
+
+    model, tok = masked_models["bert-wordpiece"]  # WordPiece drops whitespace: "\n" has no token
+    scorer = MaskedScorer(model, tok)
+    pairs = [("the cat", " sat"), ("the cat", "\n"), ("the cat", " on"), ("", " \t"), ("the cat", "")]
+    got = PllscoreLM(pretrained=scorer, metric="original").loglikelihood(_requests(pairs))
+    want = scorer.score([" sat", " on"], context="the cat", sep="", metric="original", convention="lm-eval").totals
+    np.testing.assert_allclose([got[0][0], got[2][0]], want, atol=1e-6)
+    assert [got[i] for i in (1, 3, 4)] == [(0.0, True)] * 3  # log P of no token; lm-eval's hf fails on them
+    err = capsys.readouterr().err
+    assert "3 empty or whitespace-only continuation(s) have no token" in err and "request 1, 3, 4" in err

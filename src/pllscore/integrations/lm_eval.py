@@ -10,7 +10,8 @@ on masked LMs through PLL and on causal and encoder-decoder LMs through pllscore
   ``hf`` model, prefix token included; encoder-decoder LMs: exactly ``hf`` with ``backend=seq2seq``, the
   context as the encoder's source). Requests are grouped by context, one ``score()`` call
   per context. ``is_greedy``: every scored token has rank 1 in the distribution that scores it
-  (the ``rank`` output of the same pass).
+  (the ``rank`` output of the same pass). An empty or whitespace-only continuation is scored alone, so that
+  it never fails the others; one that has no token of its own gets 0.0 (and is_greedy), with a note on stderr.
 - ``loglikelihood_rolling`` is the full-text score of each text as given (the ``"paper"``
   convention, long texts in windows; an encoder-decoder LM: log P(text | the empty source), EOS
   included, no windows).
@@ -25,6 +26,7 @@ This is the only module that imports ``lm_eval`` (the ``pllscore[lm-eval]`` extr
 
 from __future__ import annotations
 
+import sys
 from collections import defaultdict
 from typing import Any
 
@@ -35,6 +37,7 @@ from lm_eval.api.registry import register_model
 
 from pllscore.errors import InputError, ModelError
 from pllscore.metrics import DEFAULT_METRIC, resolve_metrics
+from pllscore.scoring.encoding import NoTokensError
 
 __all__ = ["PllscoreLM"]
 
@@ -121,9 +124,10 @@ class PllscoreLM(LM):
     def loglikelihood(self, requests: list[Any], disable_tqdm: bool = False) -> list[tuple[float, bool]]:
         """log P(continuation | context) per request (PLL of the continuation for a masked LM), and is_greedy."""
         by_context: dict[str, list[int]] = defaultdict(list)
+        blank: list[int] = []  # empty or whitespace-only continuations ("\n"): each alone, never failing the rest
         for i, req in enumerate(requests):
             context, continuation = req.args
-            by_context[context].append(i)
+            (by_context[context] if continuation.strip() else blank).append(i)
         out: list[tuple[float, bool]] = [(0.0, False)] * len(requests)
         # a scorer given loaded keeps its own mode for over-long texts
         long = getattr(self.scorer, "long", None) or self.settings.long
@@ -131,6 +135,25 @@ class PllscoreLM(LM):
             results = self._score([requests[i].args[1] for i in indices], self.text, long, context)
             for i, r in zip(indices, results):
                 out[i] = (float(r.total), self.greedy and _greedy(r.rank))
+        tokenless = []
+        for i in blank:
+            context, continuation = requests[i].args
+            try:
+                if not continuation:  # lm-eval itself fails on it (an empty continuation_enc)
+                    raise NoTokensError(i, continuation, bool(context))
+                r = self._score_blank(context, continuation, long)
+            except NoTokensError:  # no token to score: log P = log 1, as lm-eval's sum over no token would be
+                tokenless.append(i)
+                out[i] = (0.0, self.greedy)
+            else:
+                out[i] = (float(r.total), self.greedy and _greedy(r.rank))
+        if tokenless:
+            print(
+                f"pllscore: note: {len(tokenless)} empty or whitespace-only continuation(s) have no token of their "
+                f"own under the tokenizer of {self.scorer.name!r} (request {', '.join(map(str, tokenless[:5]))}"
+                f"{', ...' if len(tokenless) > 5 else ''}); each got log-likelihood 0.0 and is_greedy True",
+                file=sys.stderr,
+            )
         return out
 
     def loglikelihood_rolling(self, requests: list[Any], disable_tqdm: bool = False) -> list[float]:
@@ -144,6 +167,16 @@ class PllscoreLM(LM):
         raise ModelError(
             "pllscore scores text and cannot generate; run generate_until tasks with a generative model (lm-eval's hf)"
         )
+
+    def _score_blank(self, context: str, continuation: str, long: str) -> Any:
+        """The result of one whitespace-only continuation after ``context``, as lm-eval scores it: the scorer
+        itself, since a table refuses blank texts (:class:`NoTokensError` where the tokenizer gives it none)."""
+        t = self.text
+        kwargs: dict[str, Any] = {"outputs": t.outputs} if t.outputs else {}
+        if self.metric is not None:
+            kwargs["metric"] = [self.metric]
+        encodings = self.scorer.encode([continuation], context=context, sep=t.sep, convention=t.convention, long=long)
+        return self.scorer.score(encodings, **kwargs)[0]
 
     def _score(self, texts: list[str], text: Any, long: str, context: str | None = None) -> Any:
         """The results of ``texts`` (after ``context``) through the table job of ``pllscore score``: the
