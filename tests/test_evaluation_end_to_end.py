@@ -30,7 +30,7 @@ def test_blimp_diagnose_report(tmp_path):
     assert (summary["Overall"] > 60).all()
 
     done = run("diagnose", "-m", str(TINY_BERT), "-c", str(TINY_GPT2), "--data", "eventsadapt", "--sample", "100",
-               "-o", str(dg), "-q")  # fmt: skip
+               "-o", str(dg))  # fmt: skip
     assert done.returncode == 0, done.stderr
     diag = pd.read_csv(dg / "summary.csv")
     assert set(diag["system"]) == {"original", "word-l2r", "whole-word", "sentence-l2r", "causal"}

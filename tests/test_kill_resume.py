@@ -135,3 +135,46 @@ def test_sigkill_at_random_moments_then_resume(forkserver, corpus, wholes, tmp_p
     assert json.loads(writers.meta_path(out).read_text())["status"] == "complete"
     assert not writers.parts_path(out).exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == [out.name, out.name + ".meta.json"]
+
+
+def _cli_to(log: str, argv: list[str], chunk: int) -> None:
+    """:func:`_cli` with stderr (file descriptor 2) going to ``log``."""
+    import sys
+
+    fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+    os.dup2(fd, 2)
+    sys.stderr = open(2, "w", closefd=False)  # noqa: SIM115
+    _cli(argv, chunk)
+
+
+def test_sigterm_is_handled_like_ctrl_c_then_resume(forkserver, corpus, wholes, tmp_path):
+    """A batch scheduler's SIGTERM: one line on stderr, exit code 143, a meta that counts every committed part,
+    and --resume finishes into the bytes of an uninterrupted run."""
+    out, log = tmp_path / "o.tsv", tmp_path / "stderr.txt"
+    argv = ["score", str(corpus), "-m", str(TINY_BERT), "--metric", "original", "--device", "cpu", "-o", str(out)]
+    child = forkserver.Process(target=_cli_to, args=(str(log), argv, CHUNK))
+    child.start()
+    deadline = time.monotonic() + 120
+    while child.is_alive() and _committed(out, "tsv") < 3:
+        assert time.monotonic() < deadline, "the run made no progress"
+        time.sleep(0.002)
+    assert child.is_alive(), "the run finished before it could be stopped"
+    os.kill(child.pid, signal.SIGTERM)
+    child.join(60)
+    assert child.exitcode == 128 + signal.SIGTERM
+    parts = _committed(out, "tsv")
+    assert 3 <= parts < -(-N_TEXTS // CHUNK) and not out.exists()
+    lines = [line for line in log.read_text().splitlines() if line.startswith("error:")]
+    assert lines == [
+        f"error: interrupted by SIGTERM after {parts * CHUNK} of {N_TEXTS} texts; they are kept, "
+        "rerun with --resume to continue"
+    ], log.read_text()
+    meta = json.loads(writers.meta_path(out).read_text())
+    assert (meta["status"], meta["rows_done"]) == ("interrupted", parts * CHUNK)
+
+    child = forkserver.Process(target=_cli_to, args=(str(log), [*argv, "--resume", "-q"], CHUNK))
+    child.start()
+    child.join(300)
+    assert child.exitcode == 0, log.read_text()
+    _same(out, wholes["tsv"], "tsv")
+    assert json.loads(writers.meta_path(out).read_text())["status"] == "complete"

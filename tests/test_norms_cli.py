@@ -76,7 +76,7 @@ def test_blimp_one_accuracy_column_per_norm(tmp_path, corpus):
     data = SHARED.parent / "data" / "blimp"
     out = tmp_path / "blimp"
     args = ["blimp", "--model", GPT2, "--data", str(data), "--paradigm", "anaphor_number_agreement",
-            "--paradigm", "adjunct_island", "--limit", "10", "-o", str(out), "--quiet"]  # fmt: skip
+            "--paradigm", "adjunct_island", "--limit", "10", "-o", str(out)]  # fmt: skip
     done = run(*args, "--norm", "sum", "--norm", "mean", "--norm", "slor", "--unigram-corpus", str(corpus))
     assert done.returncode == 0, done.stderr
     assert done.stdout.split("\n")[0].split()[:5] == ["model", "metric", "Overall", "Overall_mean", "Overall_slor"]

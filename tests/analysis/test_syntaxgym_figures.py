@@ -145,7 +145,7 @@ def test_cli_plot_then_report(tmp_path):
         pytest.skip("shared models not found")
     out, rep = tmp_path / "sg", tmp_path / "report.html"
     suites = [str(DATA / "agreement.json"), str(DATA / "npz_garden_path.json")]
-    done = run("syntaxgym", *suites, "-m", str(TINY_GPT2), "-o", str(out), "-q", "--plot")
+    done = run("syntaxgym", *suites, "-m", str(TINY_GPT2), "-o", str(out), "--plot")
     assert done.returncode == 0, done.stderr
     names = ["accuracy.png", "regions-agreement.png", "regions-npz_garden_path.png"]
     assert f"figures written to {out}/ ({', '.join(names)})" in done.stderr

@@ -46,7 +46,7 @@ def test_cli_reports_unscored_pairs(tmp_path, monkeypatch):
     pd.DataFrame({"g": ["a1", "a2"], "b": ["x1", "x2"]}).to_csv(tmp_path / "pairs.csv", index=False)
     fake = FakeScorer({"a1": -1, "x1": -2, "a2": float("nan"), "x2": -2}, name="clm", kind="causal")
     monkeypatch.setattr("pllscore.scoring.api.load", lambda model, **kwargs: fake)
-    done = run("pairs", str(tmp_path / "pairs.csv"), "--good", "g", "--bad", "b", "-m", "clm", "-q")
+    done = run("pairs", str(tmp_path / "pairs.csv"), "--good", "g", "--bad", "b", "-m", "clm")
     assert done.returncode == 0, done.stderr
     assert "clm causal: 1 of 2 pairs have a sentence with no scored token (NaN score) and count as wrong" in done.stderr
     assert "50.0" in done.stdout

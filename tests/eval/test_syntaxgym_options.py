@@ -110,7 +110,7 @@ def test_final_eos_is_refused_for_a_masked_model(shared_bert):
 
 def test_cli_convention_and_final_eos_are_recorded_and_resume_tells_them_apart(tmp_path, shared_gpt2):
     out = tmp_path / "out"
-    args = ("syntaxgym", str(DATA / "agreement.json"), "-m", str(TINY_GPT2), "-o", str(out), "-q")
+    args = ("syntaxgym", str(DATA / "agreement.json"), "-m", str(TINY_GPT2), "-o", str(out))
     done = run(*args, "--convention", "lm-eval", "--final-eos")
     assert done.returncode == 0, done.stderr
     (record,) = json.loads((out / "meta.json").read_text())["runs"]

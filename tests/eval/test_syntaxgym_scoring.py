@@ -110,7 +110,7 @@ def test_cli_end_to_end_tables_summary_provenance_and_resume_by_suite(tmp_path):
     if not TINY_GPT2.is_dir():
         pytest.skip("shared models not found")
     out = tmp_path / "out"
-    done = run("syntaxgym", str(DATA / "agreement.json"), "-m", str(TINY_GPT2), "-o", str(out), "-q")
+    done = run("syntaxgym", str(DATA / "agreement.json"), "-m", str(TINY_GPT2), "-o", str(out))
     assert done.returncode == 0, done.stderr
     assert "agreement" in done.stdout and "accuracy" in done.stdout
     first = pd.read_csv(out / "regions.csv", keep_default_na=False)
@@ -130,7 +130,7 @@ def test_cli_end_to_end_tables_summary_provenance_and_resume_by_suite(tmp_path):
     assert record["model"]["fingerprint"].startswith("sha256:") and record["model"]["kind"] == "causal"
     # a second run with one more suite: agreement is skipped, the new one is scored, both are in the tables
     done = run("syntaxgym", str(DATA / "agreement.json"), str(DATA / "filler_gap.json"), "-m", str(TINY_GPT2),
-               "-o", str(out), "-q")  # fmt: skip
+               "-o", str(out))  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert f"suite agreement: already in {out}, skipped" in done.stderr
     assert "meta.string_predictions" in done.stderr  # filler_gap keeps its formula there, as published
@@ -149,7 +149,7 @@ def test_cli_masked_model_takes_the_pll_metrics(tmp_path):
     if not TINY_BERT.is_dir():
         pytest.skip("shared models not found")
     done = run("syntaxgym", str(DATA / "center_embed.json"), "-m", str(TINY_BERT), "--metric", "word-l2r",
-               "--metric", "sentence-l2r", "-o", str(tmp_path / "out"), "-q")  # fmt: skip
+               "--metric", "sentence-l2r", "-o", str(tmp_path / "out"))  # fmt: skip
     assert done.returncode == 0, done.stderr
     regions = pd.read_csv(tmp_path / "out" / "regions.csv")
     assert set(regions["metric"]) == {"word-l2r", "sentence-l2r"}
@@ -188,7 +188,7 @@ def test_bad_input_is_one_line_and_the_good_suites_are_still_scored(tmp_path):
         assert done.stderr.strip().splitlines()[-1].startswith(line), done.stderr
         assert "Traceback" not in done.stderr and done.stdout == ""
     out = tmp_path / "out"
-    done = run("syntaxgym", str(broken), str(DATA / "reflexive.json"), "-m", str(TINY_GPT2), "-o", str(out), "-q")
+    done = run("syntaxgym", str(broken), str(DATA / "reflexive.json"), "-m", str(TINY_GPT2), "-o", str(out))
     assert done.returncode == 1
     assert [ln for ln in done.stderr.splitlines() if ln.startswith("error:")] == [cases[0][1]]
     assert set(pd.read_csv(out / "regions.csv")["suite"]) == {"reflexive"} and "reflexive" in done.stdout

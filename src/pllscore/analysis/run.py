@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
-from collections.abc import Sequence
+import shutil
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -76,6 +78,7 @@ def run_diagnose(
     norms: str | Sequence[str] | None = None,
     unigram: Any = None,
     unigram_corpus: str | os.PathLike[str] | None = None,
+    force: bool = False,
 ) -> Diagnosis:
     """Sentence length, word frequency, agreement with the causal LM, and OOV ratio.
 
@@ -84,7 +87,10 @@ def run_diagnose(
         data: ``"eventsadapt"``, ``"brown"``, or a text/table file (``column`` picks the text).
         causal_model: a causal LM, diagnosed too and used for the agreement analysis.
         sample: use this many distinct sentences, drawn at random with ``seed``.
-        output: folder for ``summary.csv/.md/.tex``, per-analysis data, figures and ``meta.json``.
+        output: folder for ``summary.csv/.md/.tex``, per-analysis data, figures and ``meta.json``; it must be
+            new or empty, or hold an earlier diagnose run and ``force`` be given. It is written whole into a
+            fresh folder beside it, which then takes its place: no file of an earlier run is left in it.
+        force: replace the earlier diagnose run in ``output``.
         norms: the length analysis is also run on these normalised scores (``length:<norm>`` rows;
             :data:`pllscore.results.norms.NORMS`); ``slor`` and ``norm-lp`` need ``unigram`` (a token-count
             table or ``"wordfreq"``) or ``unigram_corpus`` (counted with each model's tokenizer).
@@ -92,6 +98,8 @@ def run_diagnose(
     from pllscore.scoring.api import as_scorer
 
     chosen = _chosen_norms(norms, unigram, unigram_corpus)
+    if output is not None:
+        _check_output(Path(output), force)
     texts, source = _sentences(data, column, sample, seed)
     mlm = as_scorer(model, kind="masked", role="diagnose", device=device, dtype=dtype)
     clm = None
@@ -106,12 +114,60 @@ def run_diagnose(
     out = None
     if output is not None:
         out = Path(output)
-        _write_outputs(out, summary, oovs, data_frames)
         extra: dict[str, Any] = {}
         if len(chosen) > 1:  # the norms and their unigram source, beside the rest
             extra = {"norms": list(chosen), "unigram": [u.describe() for u in unis if u is not None] or None}
-        _record(out, mlm, clm, source, len(texts), n_words, sample, seed, list(masked.metrics), extra)
+        with _fresh_folder(out, force) as fresh:
+            _write_outputs(fresh, summary, oovs, data_frames)
+            _record(fresh, mlm, clm, source, len(texts), n_words, sample, seed, list(masked.metrics), extra)
     return Diagnosis(out, summary, oovs[0], data_frames)
+
+
+def _check_output(out: Path, force: bool) -> None:
+    """Refuse, before any scoring, an output that is a file, a non-empty folder without ``force``, or a folder
+    that holds something else than a diagnose run (never replaced, even with ``force``)."""
+    if not out.exists():
+        return
+    where = os.fspath(out)
+    if not out.is_dir():
+        raise InputError(f"output {where!r} is a file; give a folder for the tables and figures")
+    if not any(out.iterdir()):
+        return
+    if not force:
+        raise InputError(f"output folder {where!r} is not empty; pass --force to replace it, or choose another folder")
+    try:
+        kind = json.loads((out / "meta.json").read_text()).get("kind")
+    except (OSError, ValueError, AttributeError):
+        kind = None
+    if kind != "diagnose":
+        raise InputError(
+            f"output folder {where!r} holds other files than a diagnose run's; --force replaces only a diagnose run, "
+            "choose another folder"
+        )
+
+
+@contextlib.contextmanager
+def _fresh_folder(out: Path, force: bool) -> Iterator[Path]:
+    """A new folder beside ``out`` to write into; once written whole, it takes the place of ``out`` (an earlier run
+    there, checked by :func:`_check_output`, is removed). Where writing fails, ``out`` is left as it was."""
+    _check_output(out, force)  # again: another process may have written there while this one scored
+    tag = f"{os.getpid()}-{os.urandom(4).hex()}"
+    fresh, old = out.with_name(f".{out.name}.new-{tag}"), out.with_name(f".{out.name}.old-{tag}")
+    try:
+        fresh.mkdir(parents=True)
+    except OSError as e:
+        raise InputError(f"cannot create output folder {os.fspath(out)!r}: {e.strerror}") from None
+    try:
+        yield fresh
+        if out.exists():
+            out.rename(old)
+        fresh.rename(out)
+    except BaseException:
+        shutil.rmtree(fresh, ignore_errors=True)
+        if old.exists() and not out.exists():
+            old.rename(out)  # put the earlier run back
+        raise
+    shutil.rmtree(old, ignore_errors=True)
 
 
 def score_table(
@@ -167,10 +223,6 @@ def _write_outputs(out: Path, summary: Any, oovs: list[dict[str, Any]], data_fra
 
     from pllscore.io.tables import write_tables
 
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise InputError(f"cannot create output folder {os.fspath(out)!r}: {e.strerror}") from None
     write_tables(summary.round(4), out / "summary", digits=3)
     write_tables(pd.DataFrame(oovs), out / "oov", digits=3)
     for name, frame in data_frames.items():

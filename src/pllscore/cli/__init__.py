@@ -2,7 +2,8 @@
 
 Each subcommand parses its options, calls one API function and writes the result. Only
 :class:`~pllscore.errors.PllscoreError` is caught: it becomes one line on stderr and a
-non-zero exit code (130 for an interrupted run); ``--debug`` shows the traceback instead.
+non-zero exit code (130 for a run stopped by Ctrl-C, 143 by SIGTERM, which is handled as Ctrl-C is: the
+finished work is recorded and kept for ``--resume``); ``--debug`` shows the traceback instead.
 """
 
 from __future__ import annotations
@@ -113,12 +114,41 @@ def _start_up() -> None:
         gc.enable()
 
 
+def _on_sigterm(signum: int, frame: object) -> None:
+    """SIGTERM (a batch scheduler's time limit) stops a run as Ctrl-C does: its finished work is recorded and kept.
+    A second SIGTERM ends the process at once."""
+    import signal
+
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    raise KeyboardInterrupt("SIGTERM")
+
+
+def _handle_sigterm() -> object:
+    """Install :func:`_on_sigterm`; the handler it replaces (None where signals cannot be handled here)."""
+    import signal
+
+    try:
+        return signal.signal(signal.SIGTERM, _on_sigterm)
+    except (AttributeError, ValueError, OSError):  # no SIGTERM, or not the main thread
+        return None
+
+
+def _exit_code(stopped_by: str | None) -> int:
+    """The shell's code of a run stopped by a signal: 128 + its number (SIGTERM 143, Ctrl-C 130)."""
+    import signal
+
+    return 128 + (signal.SIGTERM if stopped_by == "SIGTERM" else signal.SIGINT)
+
+
 def main() -> None:
     """Entry point of the console script."""
+    import signal
+
     debug = "--debug" in sys.argv[1:]
     args = sys.argv[1:]
     if any(a in args for a in MODEL_COMMANDS) and not any(a in args for a in ("--help", "-h")):
         _start_up()
+    old = _handle_sigterm()
     try:
         # standalone mode: typer's own click (a vendored copy in typer >= 0.22, the click package before)
         # prints usage errors as a usage line and exits 2, so no click class needs naming here
@@ -126,7 +156,17 @@ def main() -> None:
     except PllscoreError as e:
         if debug:
             raise
+        from pllscore.cli.options import Stopped
         from pllscore.jobs.local import Interrupted
 
         typer.echo(f"error: {e}", err=True)
-        sys.exit(130 if isinstance(e, Interrupted) else 1)
+        sys.exit(_exit_code(e.stopped_by) if isinstance(e, (Interrupted, Stopped)) else 1)
+    except KeyboardInterrupt as e:  # stopped before a command ran (while importing): nothing to keep
+        if debug:
+            raise
+        by = e.args[0] if e.args else None
+        typer.echo(f"error: interrupted{f' by {by}' if by else ''}; rerun the command", err=True)
+        sys.exit(_exit_code(by))
+    finally:
+        if old is not None:
+            signal.signal(signal.SIGTERM, old)  # type: ignore[arg-type]

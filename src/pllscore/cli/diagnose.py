@@ -1,7 +1,8 @@
 """``pllscore diagnose``: how each metric behaves (length, frequency, causal agreement, OOV).
 
 The model, metric, text column and norm options are settings fields
-(:func:`pllscore.cli.options.with_settings`), as in ``pllscore score``.
+(:func:`pllscore.cli.options.with_settings`), as in ``pllscore score``. An existing non-empty ``--output`` is
+refused unless ``--force`` (which replaces an earlier diagnose run there whole).
 """
 
 from __future__ import annotations
@@ -10,13 +11,14 @@ from pathlib import Path
 
 import typer
 
-from pllscore.cli.options import CausalModel, Quiet, output_option, progress_of, with_settings
-from pllscore.settings import ModelSettings, TableSettings, TextSettings
+from pllscore.cli.options import CausalModel, Progress, Quiet, output_option, progress_of, with_settings
+from pllscore.settings import ModelSettings, RunSettings, TableSettings, TextSettings
 
 __all__ = ["diagnose_command"]
 
-_FIELDS = ("model", "device", "dtype", "metrics", "column", "norm", "unigram", "unigram_corpus")
+_FIELDS = ("model", "device", "dtype", "metrics", "column", "norm", "unigram", "unigram_corpus", "force")
 _OVERRIDES = {
+    "force": {"help": "Replace the earlier diagnose run in --output (its files are all removed)."},
     "model": {"help": "Masked LM: Hub name or local folder.", "default": ...},
     "metrics": {"help": "Metrics to diagnose (default all)."},
     "norm": {"help": "Also run the length analysis on mean, per-char, slor or norm-lp scores; repeatable."},
@@ -31,9 +33,11 @@ def diagnose_command(
     sample: int | None = typer.Option(None, "--sample", help="Use this many distinct sentences, drawn at random."),
     seed: int = typer.Option(0, "--seed", help="Seed of the sample."),
     quiet: Quiet = False,
+    progress: Progress = False,
     model: ModelSettings = None,  # type: ignore[assignment]
     text: TextSettings = None,  # type: ignore[assignment]
     table: TableSettings = None,  # type: ignore[assignment]
+    run: RunSettings = None,  # type: ignore[assignment]
 ) -> None:
     """The paper's diagnostics for every metric: each Pearson r with its 95% CI and n."""
     from pllscore.analysis.run import run_diagnose
@@ -41,8 +45,11 @@ def diagnose_command(
     result = run_diagnose(
         model.model, data=data, causal_model=causal_model, column=table.column, sample=sample, seed=seed,
         metrics=text.metrics or "all", output=output, device=model.device, dtype=model.dtype,
-        progress=progress_of(quiet), norms=table.norm, unigram=table.unigram, unigram_corpus=table.unigram_corpus,
+        progress=progress_of(quiet, progress), norms=table.norm, unigram=table.unigram,
+        unigram_corpus=table.unigram_corpus, force=run.force,
     )  # fmt: skip
+    if quiet:  # the results are in the folder
+        return
     shown = result.summary[["analysis", "system", "r", "ci_low", "ci_high", "n"]]
     typer.echo(shown.to_string(index=False, float_format=lambda x: f"{x:.3f}"))
     o = result.oov

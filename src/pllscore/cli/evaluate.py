@@ -12,7 +12,7 @@ from typing import Annotated, Any
 
 import typer
 
-from pllscore.cli.options import Quiet, output_option, progress_of, with_settings
+from pllscore.cli.options import Progress, Quiet, output_option, progress_of, with_settings
 from pllscore.eval.settings import EvalSettings
 from pllscore.settings import RunSettings
 
@@ -47,6 +47,7 @@ def blimp_command(
     limit: int | None = typer.Option(None, "--limit", help="At most this many pairs per paradigm (quick runs)."),
     output: Path | None = output_option(_OUTPUT),
     quiet: Quiet = False,
+    progress: Progress = False,
     settings: EvalSettings = None,  # type: ignore[assignment]
     run: RunSettings = None,  # type: ignore[assignment]
 ) -> None:
@@ -61,11 +62,12 @@ def blimp_command(
         if not data.is_dir():
             raise InputError("pass --data with the folder of BLiMP <paradigm>.jsonl files")
     result = run_blimp(
-        model_names, data=data, paradigms=paradigm or None, limit=limit, output=output, progress=progress_of(quiet),
-        force=run.force, model=settings.model, text=settings.text, table=settings.table,
+        model_names, data=data, paradigms=paradigm or None, limit=limit, output=output,
+        progress=progress_of(quiet, progress), force=run.force, model=settings.model, text=settings.text,
+        table=settings.table,
     )  # fmt: skip
-    _show(result)
-    if output is not None:
+    _show(result, output, quiet)
+    if output is not None and not quiet:
         typer.echo(
             f"tables written to {output}/ (summary.csv, summary.md, summary.tex, paradigms.csv, pairs.parquet)",
             err=True,
@@ -81,6 +83,7 @@ def pairs_command(
     bad: str = typer.Option(..., "--bad", help="Column of the unacceptable sentence."),
     group: str | None = typer.Option(None, "--group", help="Column to report accuracy by."),
     quiet: Quiet = False,
+    progress: Progress = False,
     settings: EvalSettings = None,  # type: ignore[assignment]
     run: RunSettings = None,  # type: ignore[assignment]
 ) -> None:
@@ -88,16 +91,21 @@ def pairs_command(
     from pllscore.eval.runs import run_pairs
 
     result = run_pairs(
-        file, model_names, good=good, bad=bad, group=group, output=output, progress=progress_of(quiet), force=run.force,
-        model=settings.model, text=settings.text, table=settings.table,
+        file, model_names, good=good, bad=bad, group=group, output=output, progress=progress_of(quiet, progress),
+        force=run.force, model=settings.model, text=settings.text, table=settings.table,
     )  # fmt: skip
-    _show(result)
+    _show(result, output, quiet)
 
 
-def _show(result: Any) -> None:
-    """The summary table on stdout; on stderr, the models and metrics with unscored pairs."""
+def _show(result: Any, output: Path | None, quiet: bool) -> None:
+    """The summary table on stdout; on stderr, the models and metrics with unscored pairs. ``quiet``: the table
+    only when there is no output folder (it is the result), and nothing on stderr."""
+    if quiet and output is not None:
+        return
     shown = result.summary.dropna(axis=1, how="all")
     typer.echo(str(shown.to_string(index=False, float_format=lambda x: f"{x:.1f}")))
+    if quiet:
+        return
     for row in result.unscored().itertuples():
         typer.echo(
             f"{row.model} {row.metric}: {row.n_unscored} of {row.n} pairs have a sentence with no scored token "

@@ -18,17 +18,35 @@ from typing import Annotated, Any
 
 import typer
 
+from pllscore.errors import PllscoreError
 from pllscore.settings import Settings
 
 __all__ = [
-    "CausalModel", "Progress", "Quiet", "engine_option", "option_for", "output_option", "progress_of", "with_settings",
+    "CausalModel", "Progress", "Quiet", "Stopped", "engine_option", "option_for", "output_option", "progress_of",
+    "with_settings",
 ]  # fmt: skip
 
-Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar and no summary.")]
-Progress = Annotated[bool, typer.Option("--progress", help="Show the progress bar even when stderr is not a terminal.")]
+Quiet = Annotated[
+    bool,
+    typer.Option(
+        "--quiet", "-q", help="Print nothing but errors, and the results on stdout when no -o is given (no progress)."
+    ),
+]
+Progress = Annotated[
+    bool, typer.Option("--progress", help="Show the progress bar on stderr even when it is not a terminal.")
+]
 CausalModel = Annotated[
     str | None, typer.Option("--causal-model", "-c", help="Causal (explain: or encoder-decoder) LM to show beside it.")
 ]
+
+
+class Stopped(PllscoreError):
+    """A command stopped by Ctrl-C or SIGTERM outside a file run's chunks (which raise
+    :class:`~pllscore.jobs.local.Interrupted`); ``stopped_by``: the signal's name when it was not Ctrl-C."""
+
+    def __init__(self, stopped_by: str | None = None) -> None:
+        super().__init__(f"interrupted{f' by {stopped_by}' if stopped_by else ''}; rerun the command")
+        self.stopped_by = stopped_by
 
 
 def output_option(help: str, default: Any = None) -> Any:
@@ -156,7 +174,10 @@ def with_settings(
             for n, parts in groups.items():
                 made = {name: _build(cls, kwargs, skipped) for name, cls in parts.items()}
                 built[n] = made[""] if "" in made else hints[n](**made)
-            return func(**kwargs, **built)
+            try:
+                return func(**kwargs, **built)
+            except KeyboardInterrupt as e:  # click would print "Aborted!"; the entry point prints one line
+                raise Stopped(e.args[0] if e.args else None) from None
 
         params = own + added
         command.__signature__ = sig.replace(parameters=params)  # type: ignore[attr-defined]

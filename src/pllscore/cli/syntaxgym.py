@@ -11,7 +11,7 @@ from pathlib import Path
 
 import typer
 
-from pllscore.cli.options import Quiet, engine_option, output_option, progress_of, with_settings
+from pllscore.cli.options import Progress, Quiet, engine_option, output_option, progress_of, with_settings
 from pllscore.settings import ModelSettings, RaySettings, RunSettings, TextSettings
 
 __all__ = ["syntaxgym_command"]
@@ -41,6 +41,7 @@ def syntaxgym_command(
     ),
     engine: str = engine_option("local, or ray to spread the suites over Ray actors (one model each)."),
     quiet: Quiet = False,
+    progress: Progress = False,
     run: RunSettings = None,  # type: ignore[assignment]
     model: ModelSettings = None,  # type: ignore[assignment]
     text: TextSettings = None,  # type: ignore[assignment]
@@ -52,22 +53,25 @@ def syntaxgym_command(
 
     if plot and output is None:
         raise InputError("--plot draws into the output folder; give -o/--output too")
-    progress = progress_of(quiet)
     result = syntaxgym(
-        suites, model.model, output=output, force=run.force, progress=progress, final_eos=final_eos, engine=engine,
-        model=model, text=text, ray=ray,
+        suites, model.model, output=output, force=run.force, progress=progress_of(quiet, progress),
+        final_eos=final_eos, engine=engine, model=model, text=text, ray=ray,
     )  # fmt: skip
+    # --quiet: errors only, and the summary on stdout when it goes nowhere else
+    say = not quiet
     for line in (*result.notes, *(f"suite {s}: already in {output}, skipped" for s in result.skipped)):
-        typer.echo(f"note: {line}", err=True)
-    if not result.summary.empty:
+        if say:
+            typer.echo(f"note: {line}", err=True)
+    if not result.summary.empty and (say or output is None):
         typer.echo(result.summary.to_string(index=False, float_format=lambda x: f"{x:.3f}"))
-    if output is not None:
+    if output is not None and say:
         typer.echo(f"tables written to {output}/ (regions.csv, predictions.csv, summary.csv, meta.json)", err=True)
     if plot and output is not None and not result.regions.empty:
         from pllscore.analysis.plotting.syntaxgym import plot_syntaxgym
 
         written = plot_syntaxgym(output)
-        typer.echo(f"figures written to {output}/ ({', '.join(p.name for p in written)})", err=True)
+        if say:
+            typer.echo(f"figures written to {output}/ ({', '.join(p.name for p in written)})", err=True)
     for line in result.errors:
         typer.echo(f"error: {line}", err=True)
     if result.errors:

@@ -38,6 +38,7 @@ from pllscore.eval.folder import (
 from pllscore.eval.pairs import pairs_tables, score_pairs
 from pllscore.eval.settings import EvalSettings, load_scorers
 from pllscore.io.tables import write_tables
+from pllscore.jobs.table import check_metric_option
 
 __all__ = ["CONVENTION", "EvalResult", "run_blimp", "run_pairs"]
 
@@ -80,6 +81,7 @@ class _Evaluation:
 
         self.adding = check_folder(self.output, self.kind, self.key, force)
         scorers = load_scorers(models, self.settings.model)
+        check_metric_option(self.settings.text.metrics, [(s.kind, s.name) for s in scorers])
         self.models = [(s, identity(s)) for s in scorers]
         frames = []
         for scorer, ident in self.models:

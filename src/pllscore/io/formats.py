@@ -40,14 +40,22 @@ def detect_format(path: str | os.PathLike[str], given: str | None = None) -> str
 
 
 def output_format(path: str | None, given: str | None = None) -> str:
-    """The output format from ``given``, else from the extension of ``path``; TSV for stdout."""
+    """The output format from ``given``, else from the extension of ``path``; TSV for stdout. A ``given`` format
+    that another known extension of ``path`` contradicts (``out.csv`` as parquet) is refused."""
+    suffix = "" if path is None or path == "-" else Path(path).suffix.lower()
     if given is not None:
         if given.lower() not in OUTPUT_FORMATS:
             raise InputError(f"unknown output format {given!r}; choose from {', '.join(OUTPUT_FORMATS)}")
+        named = OUTPUT_SUFFIXES.get(suffix)
+        # .txt is any text table; another known extension must be the format given
+        if named is not None and named != given.lower() and not (suffix == ".txt" and given.lower() != "parquet"):
+            raise InputError(
+                f"--format {given} contradicts the extension of {path!r} ({named}); "
+                f"drop --format, or name the output with .{given.lower()}"
+            )
         return given.lower()
     if path is None or path == "-":
         return "tsv"
-    suffix = Path(path).suffix.lower()
     if suffix not in OUTPUT_SUFFIXES:
         raise InputError(f"cannot tell the output format of {path!r}; use .csv, .tsv, .jsonl or .parquet, or --format")
     return OUTPUT_SUFFIXES[suffix]

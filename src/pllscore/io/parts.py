@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import shutil
 from collections.abc import Mapping, Sequence
@@ -57,9 +58,47 @@ def serialize(frame: Any, fmt: str, header: bool) -> str:
     if fmt in ("csv", "tsv"):
         return str(frame.to_csv(index=False, header=header, sep="," if fmt == "csv" else "\t", lineterminator="\n"))
     if fmt == "jsonl":
-        text = frame.to_json(orient="records", lines=True, force_ascii=False)
-        return text if text.endswith("\n") or not text else text + "\n"
+        return "".join(
+            json.dumps(r, ensure_ascii=False, allow_nan=False, separators=(",", ":")) + "\n"
+            for r in _json_records(frame)
+        )
     raise ValueError(fmt)
+
+
+def _json_records(frame: Any) -> list[dict[str, Any]]:
+    """The rows of ``frame`` as JSON-ready dicts whose floats are Python floats, written by ``json`` with the
+    shortest repr that reads back as the same float64 (pandas' ``to_json`` keeps 10 significant digits).
+
+    Missing values (NaN, None, NaT, NA) and infinities become null, as pandas writes them; a timestamp is its
+    epoch milliseconds, as in pandas' ``to_json``; an array cell is a list."""
+    cols = [str(c) for c in frame.columns]
+    return [dict(zip(cols, map(_json_value, row))) for row in frame.itertuples(index=False, name=None)]
+
+
+def _json_value(value: Any) -> Any:
+    """One cell as a value ``json.dumps`` writes (see :func:`_json_records`)."""
+    if isinstance(value, float):  # np.float64 too: a float subclass, written by float's repr
+        return float(value) if math.isfinite(value) else None
+    if value is None or isinstance(value, (str, bool, int)):
+        return int(value) if isinstance(value, int) and not isinstance(value, bool) else value
+    if isinstance(value, (list, tuple)):
+        return [_json_value(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _json_value(v) for k, v in value.items()}
+    import numpy as np
+    import pandas as pd
+
+    if isinstance(value, np.ndarray):
+        return [_json_value(v) for v in value.tolist()]
+    if isinstance(value, np.generic):
+        return _json_value(value.item())
+    if value is pd.NaT or value is pd.NA:
+        return None
+    if isinstance(value, pd.Timestamp):
+        return int(value.value // 1_000_000)
+    if isinstance(value, pd.Timedelta):
+        return int(value.value // 1_000_000)
+    return str(value)
 
 
 def _arrow(frame: Any, metadata: Mapping[str, str] | None) -> Any:

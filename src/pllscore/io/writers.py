@@ -208,8 +208,11 @@ class ResumableWriter:
             raise self._fail(e, self.parts) from None
 
     def interrupt(self) -> None:
-        """Record that the run stopped early; its finished chunks stay in the parts folder."""
+        """Record that the run stopped early, with the chunks committed (counted on disk: the stop may have come
+        between a part's commit and its count); they stay in the parts folder."""
         if not self._complete:
+            while self.chunks_done < self.n_chunks and self._part(self.chunks_done).exists():
+                self.chunks_done += 1
             self._save_meta(status="interrupted")
 
     def _assemble(self) -> None:

@@ -38,7 +38,12 @@ RESUME_KEYS = RECORD.keys
 
 
 class Interrupted(PllscoreError):
-    """The run was stopped (Ctrl-C); every finished chunk is kept for ``resume=True``."""
+    """The run was stopped (Ctrl-C, or SIGTERM on the command line); every finished chunk is kept for
+    ``resume=True``. ``stopped_by``: the signal's name when it was not Ctrl-C (``"SIGTERM"``)."""
+
+    def __init__(self, message: str, stopped_by: str | None = None) -> None:
+        super().__init__(message)
+        self.stopped_by = stopped_by
 
 
 @dataclass
@@ -206,10 +211,13 @@ def _write_chunks(job: TableJob, writer: Any, start_row: int, n: int, run: RunSe
             writer.append(frame, hi)
             bar.update(hi - lo)
         writer.finish({"rows": n, "skipped": table.skipped, "seconds": round(time.perf_counter() - t0, 3)})
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as e:
         writer.interrupt()
+        by = str(e.args[0]) if e.args else None  # the command line's SIGTERM handler names the signal
         raise Interrupted(
-            f"interrupted after {writer.rows_done} of {n} texts; they are kept, rerun with --resume to continue"
+            f"interrupted{f' by {by}' if by else ''} after {writer.rows_done} of {n} texts; they are kept, "
+            "rerun with --resume to continue",
+            stopped_by=by,
         ) from None
     finally:
         bar.close()

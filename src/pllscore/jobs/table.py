@@ -18,7 +18,7 @@ from pllscore.errors import InputError, InputTooLongError, NonFiniteError
 from pllscore.io.readers import InputTable
 from pllscore.settings import LEVELS, TableSettings, TextSettings, check_base
 
-__all__ = ["KEEP_TOKENS", "Prepared", "ScoreOptions", "TableJob", "output_rows"]
+__all__ = ["KEEP_TOKENS", "Prepared", "ScoreOptions", "TableJob", "check_metric_option", "output_rows"]
 
 #: how many tokens' encodings a :class:`TableJob` keeps from its check for its scoring (about 700 MB)
 KEEP_TOKENS = 2_000_000
@@ -28,6 +28,15 @@ _ONE_SCORE = {
     "causal": "a causal LM, scored by its log-likelihood",
     "seq2seq": "an encoder-decoder LM, scored by log P(text | source)",
 }
+
+
+def check_metric_option(metrics: Any, models: Sequence[tuple[str, str]]) -> None:
+    """Refuse ``metrics`` (the --metric option) when no model of ``models`` (kind, name) is a masked LM: the others
+    have one score each, and a metric would be silently ignored."""
+    if metrics and models and all(kind in _ONE_SCORE for kind, _ in models):
+        kind, name = models[0]
+        what = f"{name!r} is {_ONE_SCORE[kind]}" if len(models) == 1 else "no model given is a masked LM"
+        raise InputError(f"{what}; drop the metric option")
 
 
 @dataclass(frozen=True)
@@ -92,8 +101,7 @@ class ScoreOptions:
 
     def check_kind(self, kind: str, name: str) -> tuple[str, ...]:
         """The checks that need the model's kind only; the per-token arrays the scorer must fill."""
-        if kind in _ONE_SCORE and self.metrics:
-            raise InputError(f"{name!r} is {_ONE_SCORE[kind]}; drop the metric option")
+        check_metric_option(self.metrics, [(kind, name)])
         return _check_outputs(self.outputs, self.word_prob, kind, self.level)
 
     def norms(self, unigram: Any) -> tuple[str, ...]:

@@ -84,5 +84,5 @@ def _read_scores(path: str) -> Any:
     if fmt == "parquet":
         return pd.read_parquet(path)
     if fmt == "jsonl":
-        return pd.read_json(path, lines=True)
+        return pd.read_json(path, lines=True, precise_float=True)  # every digit written
     return pd.read_csv(path, sep="," if fmt == "csv" else "\t")

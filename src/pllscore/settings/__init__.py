@@ -91,6 +91,12 @@ class ModelSettings(Settings):
         None, "Causal window step for --long window.", flags=("--stride",), check=positive("stride")
     )
 
+    def _check_together(self) -> None:
+        if self.stride is not None and self.long != "window":
+            raise InputError(
+                f"--stride {self.stride} is the step of --long window; add --long window, or drop --stride"
+            )
+
     def load_kwargs(self) -> dict[str, Any]:
         """What :func:`pllscore.load` takes of these settings (all but the model)."""
         out = self.as_dict()
@@ -220,6 +226,10 @@ class RunSettings(Settings):
         None, "Progress bar on stderr (None: only when stderr is a terminal).", record=False
     )
     chunk_size: int = setting(256, "Input rows scored and written at a time.", check=positive("chunk_size"))
+
+    def _check_together(self) -> None:
+        if self.resume and self.force:
+            raise InputError("give either --resume (continue the output) or --force (start it afresh), not both")
 
 
 @dataclass(frozen=True)

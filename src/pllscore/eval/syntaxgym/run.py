@@ -29,6 +29,7 @@ from pllscore.eval.settings import EvalSettings
 from pllscore.eval.syntaxgym.scores import Local, OnRay, check_final_eos
 from pllscore.eval.syntaxgym.suite import Suite, read_suite
 from pllscore.eval.syntaxgym.tables import PREDICTION_COLUMNS, REGION_COLUMNS, suite_tables, summary_table
+from pllscore.jobs.table import check_metric_option
 from pllscore.settings import ModelSettings, RaySettings, TextSettings
 
 __all__ = ["ENGINES", "KIND", "SyntaxGymResult", "read_suites", "syntaxgym"]
@@ -200,6 +201,7 @@ def syntaxgym(
     scoring = Local(scorer, settings, progress) if engine == "local" else OnRay(scorer, settings, ray, len(good))
     try:
         described = scoring.describe()
+        check_metric_option(settings.text.metrics, [(described.record["kind"], described.record["name"])])
         if final_eos:  # before any suite is scored
             check_final_eos(described.record["kind"], described.record["name"])
         run = _run_record(described, settings, notes, final_eos)
