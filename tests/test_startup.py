@@ -41,17 +41,19 @@ def test_help_and_version_load_no_heavy_library(argv):
     assert loaded == "", f"pllscore {' '.join(argv)} loaded: {loaded}"
 
 
-def test_model_commands_import_with_the_collector_paused_then_freeze():
-    """A model command imports torch, transformers and pandas up front, then freezes those objects (gc.freeze)
-    so the cyclic collector stops traversing them; the collector is on again for the run."""
+def test_model_commands_import_with_the_collector_paused_then_freeze(tmp_path):
+    """A model command imports torch, transformers and pandas once its options are checked, then freezes those
+    objects (gc.freeze) so the cyclic collector stops traversing them; the collector is on again for the run."""
     import pllscore.cli
 
     assert "report" not in pllscore.cli.MODEL_COMMANDS and "score" in pllscore.cli.MODEL_COMMANDS
-    # a usage error stops the command after the start-up: what it left is what every model command starts from
-    got = _main_then(
-        ["score", "--no-such-option"], "gc.isenabled(), gc.get_freeze_count() > 100_000, 'torch' in sys.modules"
-    )
+    # a model folder without config.json stops the command after the start-up: what it left is what every model
+    # command starts from
+    argv = ["score", "--text", "x", "--model", str(tmp_path)]
+    got = _main_then(argv, "gc.isenabled(), gc.get_freeze_count() > 100_000, 'torch' in sys.modules")
     assert got == "True True True"
+    # a usage error stops it before: nothing heavy is imported
+    assert _main_then(["score", "--no-such-option"], "'torch' in sys.modules") == "False"
 
 
 def test_start_up_freezes_once_per_process():

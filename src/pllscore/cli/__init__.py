@@ -16,6 +16,8 @@ from pllscore.cli.diagnose import diagnose_command
 from pllscore.cli.evaluate import blimp_command, pairs_command
 from pllscore.cli.explain import explain_command
 from pllscore.cli.lm_eval import LM_EVAL_CONTEXT, LM_EVAL_HELP, lm_eval_command
+from pllscore.cli.messages import cli_message
+from pllscore.cli.options import BEFORE_RUN
 from pllscore.cli.reading_times import reading_times_command
 from pllscore.cli.report import report_command
 from pllscore.cli.rescore import rescore_command
@@ -146,8 +148,12 @@ def main() -> None:
 
     debug = "--debug" in sys.argv[1:]
     args = sys.argv[1:]
+    BEFORE_RUN.clear()
     if any(a in args for a in MODEL_COMMANDS) and not any(a in args for a in ("--help", "-h")):
-        _start_up()
+        if "lm-eval" in args:
+            _start_up()  # lm-eval parses its own options
+        else:
+            BEFORE_RUN.append(_start_up)  # once the options are checked: an option error returns at once
     old = _handle_sigterm()
     try:
         # standalone mode: typer's own click (a vendored copy in typer >= 0.22, the click package before)
@@ -159,7 +165,7 @@ def main() -> None:
         from pllscore.cli.options import Stopped
         from pllscore.jobs.local import Interrupted
 
-        typer.echo(f"error: {e}", err=True)
+        typer.echo(f"error: {cli_message(e)}", err=True)
         sys.exit(_exit_code(e.stopped_by) if isinstance(e, (Interrupted, Stopped)) else 1)
     except KeyboardInterrupt as e:  # stopped before a command ran (while importing): nothing to keep
         if debug:

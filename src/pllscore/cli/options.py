@@ -49,6 +49,11 @@ class Stopped(PllscoreError):
         self.stopped_by = stopped_by
 
 
+#: what runs once a command's settings are built and checked, before the command itself: the entry point puts
+#: its start-up (torch, transformers) here, so that an option error returns before those imports
+BEFORE_RUN: list[Callable[[], None]] = []
+
+
 def output_option(help: str, default: Any = None) -> Any:
     """The ``-o/--output`` option of a command (what it writes differs, so each says it in ``help``)."""
     return typer.Option(default, "-o", "--output", help=help)
@@ -174,6 +179,8 @@ def with_settings(
             for n, parts in groups.items():
                 made = {name: _build(cls, kwargs, skipped) for name, cls in parts.items()}
                 built[n] = made[""] if "" in made else hints[n](**made)
+            while BEFORE_RUN:
+                BEFORE_RUN.pop(0)()
             try:
                 return func(**kwargs, **built)
             except KeyboardInterrupt as e:  # click would print "Aborted!"; the entry point prints one line

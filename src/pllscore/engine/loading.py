@@ -96,6 +96,11 @@ def _hub_reachable() -> bool:
 
 def model_not_found(name: str, e: BaseException) -> ModelError:
     """The error for a model whose config cannot be read: a broken folder, a missing path, or an unknown name."""
+    if os.path.isdir(name) and not os.path.isfile(os.path.join(name, "config.json")):
+        return ModelError(
+            f"model folder {name!r} has no config.json; give the folder a transformers model was saved to "
+            "(save_pretrained writes config.json), a .gguf file or a Hub name"
+        )
     if os.path.isdir(name):
         return ModelError(f"cannot load model from folder {name!r}: {one_line(e)}")
     if os.path.sep in name and not os.path.exists(name) and name.startswith((".", os.path.sep, "~")):
@@ -121,6 +126,23 @@ def _collector_paused() -> Iterator[None]:
             gc.enable()
 
 
+@contextlib.contextmanager
+def _weights_bar_hidden() -> Iterator[None]:
+    """transformers' own progress bars ("Loading weights") off while a model loads, put back as they were after;
+    the Hub's download bars are huggingface_hub's and stay. The command line turns both off for the whole run."""
+    from transformers.utils import logging as hf_logging
+
+    was = getattr(hf_logging, "_tqdm_active", None)
+    if was is None:  # pragma: no cover - a transformers without the switch
+        yield
+        return
+    hf_logging._tqdm_active = False
+    try:
+        yield
+    finally:
+        hf_logging._tqdm_active = was
+
+
 def load_pretrained(
     name_or_path: str | os.PathLike[str],
     *,
@@ -136,7 +158,7 @@ def load_pretrained(
     ``name_or_path`` is a GGUF file or a folder holding one (read by :mod:`pllscore.engine.gguf`;
     ``cache``: keep its converted weights in the user cache), a model folder, or a Hub name.
     """
-    with _collector_paused():
+    with _collector_paused(), _weights_bar_hidden():
         return _load(name_or_path, device, dtype, revision, kind, trust_remote_code, cache)
 
 

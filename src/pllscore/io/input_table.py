@@ -7,14 +7,23 @@ whitespace-only texts are left out (``skip_empty``) or refused, every one of the
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from pllscore.errors import InputError
 from pllscore.io.rows import Piece
 
-__all__ = ["InputTable", "input_tables"]
+__all__ = ["LIST_SOURCE", "InputTable", "input_tables", "numbered"]
+
+#: the source name of texts given as a list (``--text``, or a list in Python): messages number them as texts
+LIST_SOURCE = "the texts given"
+
+
+def numbered(numbers: Sequence[int], unit: str) -> str:
+    """``"lines 2, 5"``: ``unit`` and the first ten numbers, then how many more."""
+    more = f" and {len(numbers) - 10} more" if len(numbers) > 10 else ""
+    return f"{unit} {', '.join(map(str, numbers[:10]))}{more}"
 
 
 @dataclass(frozen=True)
@@ -28,6 +37,7 @@ class InputTable:
         rows: per kept row, its 0-based row number in the input (stable across skips).
         lines: per kept row, its 1-based line number in the file (for messages), or None.
         skipped: input row numbers left out by ``skip_empty``.
+        skipped_lines: their 1-based line numbers in the file (None where the format has no lines).
     """
 
     source: str
@@ -36,6 +46,7 @@ class InputTable:
     rows: list[int]
     lines: list[int | None]
     skipped: list[int]
+    skipped_lines: list[int | None] = field(default_factory=list)
 
     @property
     def texts(self) -> list[str]:
@@ -45,6 +56,13 @@ class InputTable:
         """``"line 12 of data.csv"`` (or row, for Parquet) for kept row ``i``."""
         line = self.lines[i]
         return f"line {line} of {self.source}" if line is not None else f"row {self.rows[i]} of {self.source}"
+
+    def skipped_where(self) -> str:
+        """The skipped texts, numbered as the refusal without ``skip_empty`` numbers them: ``"lines 2, 5"``
+        (lines of the file), ``"rows 3"`` (0-based rows of a format without lines) or ``"texts 0"`` (a list)."""
+        if self.skipped_lines and all(n is not None for n in self.skipped_lines):
+            return numbered(self.skipped_lines, "lines")  # type: ignore[arg-type]
+        return numbered(self.skipped, "texts" if self.source == LIST_SOURCE else "rows")
 
 
 def input_tables(
@@ -58,7 +76,7 @@ def input_tables(
     """
     first = 0  # the input row number of the piece's first row
     failed: InputError | None = None  # a column or cell error, reported once the file is read
-    empties: list[int] = []  # line (or row) numbers of empty texts, when they are an error
+    empties: list[int] = []  # line (or row, or text) numbers of empty texts, when they are an error
     unit = "lines"
     for frame, lines in pieces:
         if failed is None:
@@ -69,7 +87,8 @@ def input_tables(
                 failed = e
             else:
                 if empty and not skip_empty:
-                    unit = unit if empties or lines[empty[0]] is not None else "rows"
+                    if not empties:
+                        unit = "texts" if source == LIST_SOURCE else "lines" if lines[empty[0]] is not None else "rows"
                     empties += [lines[i] if lines[i] is not None else first + i for i in empty]
                 elif not empties:
                     yield _kept(frame, col, source, lines, empty, first)
@@ -77,10 +96,9 @@ def input_tables(
     if failed is not None:
         raise failed
     if empties:
-        more = f" and {len(empties) - 10} more" if len(empties) > 10 else ""
         raise InputError(
-            f"{source} has empty or whitespace-only texts ({unit} {', '.join(map(str, empties[:10]))}{more}); "
-            "remove them or pass --skip-empty"
+            f"{source} {'have' if source == LIST_SOURCE else 'has'} empty or whitespace-only texts "
+            f"({numbered(empties, unit)}); remove them or pass --skip-empty"
         )
 
 
@@ -96,6 +114,7 @@ def _kept(frame: Any, col: str, source: str, lines: list[int | None], empty: lis
         rows=[first + i for i in keep],
         lines=[lines[i] for i in keep],
         skipped=[first + i for i in empty],
+        skipped_lines=[lines[i] for i in empty],
     )
 
 

@@ -33,7 +33,7 @@ from typing import Any
 from pllscore.errors import InputError
 from pllscore.io.formats import INPUT_FORMATS as FORMATS
 from pllscore.io.formats import detect_format
-from pllscore.io.input_table import InputTable, input_tables
+from pllscore.io.input_table import LIST_SOURCE, InputTable, input_tables
 from pllscore.io.rows import read_pieces
 
 __all__ = ["FORMATS", "InputTable", "detect_format", "read_blocks", "read_input", "read_table"]
@@ -60,7 +60,7 @@ def read_input(
 
         frame = path.reset_index(drop=True) if isinstance(path, pd.DataFrame) else pd.DataFrame({"text": list(path)})
         piece = (frame, [None] * len(frame))
-        (table,) = input_tables(iter([piece]), column or "text", "<texts>", "list", skip_empty)
+        (table,) = input_tables(iter([piece]), column or "text", LIST_SOURCE, "list", skip_empty)
         return table
     (table,) = read_blocks(path, column=column, fmt=fmt, skip_empty=skip_empty)
     return table

@@ -54,6 +54,7 @@ class ScoreSummary:
     rows: int
     scored: int
     skipped: list[int] = field(default_factory=list)
+    skipped_where: str = ""  # the skipped texts as the refusal names them ("lines 2, 5"); rows when not given
     resumed_from: int = 0
     seconds: float = 0.0
     metrics: tuple[str, ...] = ()
@@ -61,7 +62,8 @@ class ScoreSummary:
     def line(self) -> str:
         """One line for the terminal."""
         rate = f" ({self.scored / self.seconds:.1f} texts/s)" if self.seconds > 0 and self.scored else ""
-        skipped = f", skipped {len(self.skipped)} empty (rows {_short(self.skipped)})" if self.skipped else ""
+        where = self.skipped_where or f"rows {_short(self.skipped)}"
+        skipped = f", skipped {len(self.skipped)} empty ({where})" if self.skipped else ""
         resumed = f", resumed after {self.resumed_from}" if self.resumed_from else ""
         done = f"scored {self.scored} of {self.rows} texts in {self.seconds:.1f} s"
         return f"{done}{rate}{resumed}{skipped} -> {self.output}"
@@ -176,6 +178,7 @@ class _FileRun:
         seconds = time.perf_counter() - t0
         return ScoreSummary(
             output=out_name or "<stdout>", rows=n, scored=n - start_row, skipped=self.table.skipped,
+            skipped_where=self.table.skipped_where(),
             resumed_from=start_row, seconds=seconds, metrics=self.prepared.metrics,
         )  # fmt: skip
 

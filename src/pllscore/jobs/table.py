@@ -36,7 +36,7 @@ def check_metric_option(metrics: Any, models: Sequence[tuple[str, str]]) -> None
     if metrics and models and all(kind in _ONE_SCORE for kind, _ in models):
         kind, name = models[0]
         what = f"{name!r} is {_ONE_SCORE[kind]}" if len(models) == 1 else "no model given is a masked LM"
-        raise InputError(f"{what}; drop the metric option")
+        raise InputError(f"{what}; drop the metrics= option")
 
 
 @dataclass(frozen=True)

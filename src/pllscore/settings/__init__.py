@@ -29,6 +29,9 @@ from pllscore.settings.fields import (
     Settings,
     check_base,
     check_choice,
+    check_dtype,
+    check_format,
+    check_norms,
     choice,
     gather,
     optional_str,
@@ -55,7 +58,9 @@ class ModelSettings(Settings):
         None, "Hub name, local folder or .gguf file of a masked, causal or encoder-decoder LM.", flags=("--model", "-m")
     )
     device: str = setting("auto", "auto, cpu, cuda, cuda:1 or mps.", flags=("--device",), record=False)
-    dtype: str | None = setting(None, "float32 (default, exact), bfloat16 or float16.", flags=("--dtype",))
+    dtype: str | None = setting(
+        None, "float32 (default, exact), bfloat16 or float16.", flags=("--dtype",), check=check_dtype
+    )
     revision: str | None = setting(None, "A Hub branch, tag or commit.")
     kind: str | None = setting(None, "masked, causal or seq2seq (default: read from the model's config).")
     bos: bool = setting(True, "A causal LM conditions the first token on BOS.")
@@ -193,7 +198,7 @@ class TableSettings(Settings):
         None,
         "Also write <metric>_<norm>: per-char, slor or norm-lp (sum and mean are always written); repeatable.",
         flags=("--norm",),
-        check=tuple_or_none,
+        check=check_norms,
         repeatable=True,
     )
     unigram: Any = setting(
@@ -206,7 +211,11 @@ class TableSettings(Settings):
         record=False,
     )
     format: str | None = setting(
-        None, "csv, tsv, jsonl or parquet (default: from -o, else tsv).", flags=("--format",), record=False
+        None,
+        "csv, tsv, jsonl or parquet (default: from -o, else tsv).",
+        flags=("--format",),
+        check=check_format,
+        record=False,
     )
     input_format: str | None = setting(None, "Input format (default: from the input's extension).", record=False)
     skip_empty: bool = setting(False, "Skip empty lines instead of failing.", flags=("--skip-empty",))

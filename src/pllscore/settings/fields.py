@@ -15,8 +15,9 @@ from typing import Any, ClassVar, TypeVar
 from pllscore.errors import InputError
 
 __all__ = [
-    "CONVENTIONS", "LEVELS", "LONG_MODES", "MASK_BY", "OUTPUTS", "WORD_MODES", "WORD_PROBS", "Settings",
-    "check_base", "check_choice", "choice", "gather", "optional_str", "positive", "setting", "tuple_or_none",
+    "CONVENTIONS", "DTYPES", "LEVELS", "LONG_MODES", "MASK_BY", "NORMS", "OUTPUTS", "OUTPUT_FORMATS", "WORD_MODES",
+    "WORD_PROBS", "Settings", "check_base", "check_choice", "check_dtype", "check_format", "check_norms", "choice",
+    "gather", "optional_str", "positive", "setting", "tuple_or_none",
 ]  # fmt: skip
 
 LEVELS = ("sentence", "word", "token")
@@ -124,7 +125,11 @@ class Settings:
         for f in dataclasses.fields(self):
             check = f.metadata.get("check")
             if check is not None:
-                object.__setattr__(self, f.name, check(getattr(self, f.name)))
+                try:
+                    object.__setattr__(self, f.name, check(getattr(self, f.name)))
+                except InputError as e:
+                    e.setting = f.name  # type: ignore[attr-defined]  # the command line names its flag instead
+                    raise
         self._check_together()
 
     def _check_together(self) -> None:
@@ -188,6 +193,37 @@ def _plain(value: Any) -> Any:
         return value
     describe = getattr(value, "describe", None)  # a unigram model given in Python
     return describe() if callable(describe) else repr(value)
+
+
+# the names below are checked here, before any model or heavy library loads; the code that uses them
+# (engine.models, results.norms, io.formats) checks them again and tests/test_cli_messages.py keeps them equal
+DTYPES = ("float32", "fp32", "bfloat16", "bf16", "float16", "fp16", "half")
+NORMS = ("sum", "mean", "per-char", "slor", "norm-lp")
+OUTPUT_FORMATS = ("csv", "tsv", "jsonl", "parquet")
+
+
+def check_dtype(value: Any) -> Any:
+    """A dtype name (float32, bfloat16, float16 or an alias), None, or a non-string (a torch dtype, checked at load)."""
+    if isinstance(value, str) and value.lower().removeprefix("torch.") not in DTYPES:
+        raise InputError(f"unsupported dtype {value!r}; use float32, bfloat16 or float16")
+    return value
+
+
+def check_norms(value: Any) -> tuple[str, ...] | None:
+    """A repeatable ``norm``: None or a tuple of :data:`NORMS` names."""
+    given = tuple_or_none(value)
+    for n in given or ():
+        name = str(n).strip().lower().replace("_", "-")
+        if {"per-character": "per-char", "normlp": "norm-lp", "total": "sum"}.get(name, name) not in NORMS:
+            raise InputError(f"unknown norm {n!r}; choose from {', '.join(NORMS)}")
+    return given
+
+
+def check_format(value: Any) -> Any:
+    """An output format name (case as given), or None."""
+    if isinstance(value, str) and value.lower() not in OUTPUT_FORMATS:
+        raise InputError(f"unknown format {value!r}; choose from {', '.join(OUTPUT_FORMATS)}")
+    return value
 
 
 def optional_str(name: str) -> Callable[[Any], Any]:
