@@ -3,6 +3,8 @@ the same numbering of empty lines in a refusal and in the --skip-empty summary, 
 
 from __future__ import annotations
 
+import os
+import re
 import subprocess
 import sys
 
@@ -136,3 +138,36 @@ def test_load_shows_no_weights_bar_and_leaves_the_switch_as_it_was(capfd):
     pllscore.load(str(TINY_GPT2))
     assert "Loading weights" not in capfd.readouterr().err
     assert hf_logging.is_progress_bar_enabled() == before
+
+
+def _help(*argv: str) -> str:
+    env = {**os.environ, "COLUMNS": "80"}
+    code = "import sys\nfrom pllscore.cli import main\nsys.argv = ['pllscore', *sys.argv[1:]]\nmain()"
+    done = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_help_at_80_columns_shows_every_flag_whole():
+    import typer.main
+
+    from pllscore.cli import app
+
+    group = typer.main.get_command(app)
+    for name, command in group.commands.items():
+        if name == "lm-eval":
+            continue  # lm-eval's own help
+        shown = _help(name, "--help")
+        assert max(map(len, shown.splitlines())) <= 80, name
+        words = set(re.findall(r"-{1,2}[\w-]+", shown))
+        for param in command.params:
+            for flag in (*param.opts, *param.secondary_opts):
+                if flag.startswith("-"):
+                    assert flag in words, f"pllscore {name} --help at 80 columns does not show {flag} whole"
+
+
+def test_help_names_every_kind_of_model():
+    top, score = _help("--help"), _help("score", "--help")
+    for shown in (top, score):
+        one_line = " ".join(shown.split())
+        assert "masked LM" in one_line and "causal LM" in one_line and "encoder-decoder LM" in one_line

@@ -29,10 +29,15 @@ __all__ = ["app", "main"]
 
 app = typer.Typer(
     name="pllscore",
-    help="Exact sentence, word and token scores from masked LMs (pseudo-log-likelihood) and causal LMs.",
+    help=(
+        "Exact sentence, word and token scores from masked LMs (pseudo-log-likelihood), causal LMs "
+        "(log-likelihood) and encoder-decoder LMs (log P(text | source))."
+    ),
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    # click's plain help: every flag whole at any width (rich's option table cuts long ones at 80 columns)
+    rich_markup_mode=None,
 )
 app.command("score")(score_command)
 app.command("explain")(explain_command)

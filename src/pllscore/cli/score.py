@@ -34,7 +34,8 @@ def score_command(
     run: RunSettings = None,  # type: ignore[assignment]
     ray: RaySettings = None,  # type: ignore[assignment]
 ) -> None:
-    """Score texts with a masked LM (PLL) or a causal LM (log-likelihood)."""
+    """Score texts with a masked LM (PLL), a causal LM (log-likelihood) or an encoder-decoder LM
+    (log P(text | source), the empty source by default)."""
     from pllscore.jobs.local import score_file
 
     if engine not in ENGINES:
