@@ -9,9 +9,15 @@ trap 'rm -rf "$work"' EXIT
 
 .venv/bin/python -m build --wheel --outdir "$work/dist" . >"$work/build.log" 2>&1 || { cat "$work/build.log"; exit 1; }
 $PYTHON -m venv "$work/venv"
-"$work/venv/bin/pip" install -q --upgrade pip
-"$work/venv/bin/pip" install -q "torch==2.13.0"   # the CPU build first, as a user is told to
-"$work/venv/bin/pip" install -q "$work"/dist/pllscore-*.whl
+if [ -x .venv/bin/uv ]; then
+    # the wheel without extras, its dependencies at the locked versions (seconds, not minutes); torch the CPU build
+    .venv/bin/uv pip install -q --python "$work/venv/bin/python" --find-links "${WHEELS:-/opt/wheels}" \
+        -c requirements.lock "$work"/dist/pllscore-*.whl
+else
+    "$work/venv/bin/pip" install -q --upgrade pip
+    "$work/venv/bin/pip" install -q "torch==2.13.0"   # the CPU build first, as a user is told to
+    "$work/venv/bin/pip" install -q "$work"/dist/pllscore-*.whl
+fi
 cli="$work/venv/bin/pllscore"
 
 "$cli" --version | grep -q '^pllscore ' || { echo "check-install: --version printed no version"; exit 1; }
