@@ -66,6 +66,15 @@ def test_tables_and_lines(ns_run):
     assert (out / "meta.json").is_file() and (out / "delta_ll.png").is_file() and (out / "rt-surprisal.png").is_file()
 
 
+def test_report_shows_the_fits_and_figures(ns_run):
+    tmp, out, _ = ns_run
+    done = run("report", str(out), "-o", str(tmp / "report.html"))
+    assert done.returncode == 0, done.stderr
+    page = (tmp / "report.html").read_text()
+    assert "Reading times" in page and page.count("<img") == 2 and "tiny-bert-cased" in page
+    assert "| tiny-gpt2       | meanItemRT" in (tmp / "report.md").read_text()
+
+
 # --- the independent recomputation -------------------------------------------------------------------------------
 
 _CLOSING = "\"'”’»)]}"
@@ -148,8 +157,9 @@ def _score_command(tmp, model, texts, name, long=True):
 
 def _check_equal(words, label, scored):
     """words.csv's surprisals against the score command's table (one row per word; the value column is named
-    after the metric: causal, word-l2r, seq2seq)."""
-    (value,) = [c for c in scored.columns if c in ("causal", "word-l2r", "seq2seq")]
+    after the metric and what it holds: causal_surprisal_bits, word-l2r_surprisal_bits, seq2seq_surprisal_bits)."""
+    names = [f"{m}_surprisal_bits" for m in ("causal", "word-l2r", "seq2seq")]
+    (value,) = [c for c in scored.columns if c in names]
     assert len(scored) == len(words)
     assert list(scored["word_text"].astype(str)) == list(words["word"])
     got = words[f"surprisal:{label}"].to_numpy(float)

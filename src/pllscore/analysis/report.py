@@ -231,6 +231,29 @@ def _syntaxgym_section(folder: Path, meta: dict[str, Any]) -> tuple[str, str]:
     return "\n".join(parts), "\n".join(md)
 
 
+def _reading_times_section(folder: Path, meta: dict[str, Any]) -> tuple[str, str]:
+    """The fits table and the two figures of a ``pllscore reading-times`` folder."""
+    from pllscore.analysis.plotting.reading_times import read_tables, reading_times_pngs
+
+    words, fits = read_tables(folder)
+    pngs = reading_times_pngs(words, fits)
+    text = (
+        "ΔLL = held-out log-likelihood per word (nats) that surprisal and its spillover add to a baseline of word "
+        "length and frequency (cross-validated by text), ± standard error; coef = in-sample ms per bit of surprisal."
+    )
+    parts = [
+        f"<h2>Reading times <span class='note'>({html.escape(folder.name)})</span></h2>",
+        f"<p class='note'>{html.escape(text)}</p>",
+        _table(fits, digits=4),
+        *(_png(data, name) for name, data in pngs.items()),
+    ]
+    md = [f"## Reading times ({folder.name})", "", text, "", _md(fits, digits=4), ""]
+    prov_html, prov_md = _provenance([meta])
+    parts += ["<h3>How it was made</h3>", prov_html]
+    md += ["How it was made:", "", prov_md, ""]
+    return "\n".join(parts), "\n".join(md)
+
+
 def _formulas(folder: Path) -> dict[str, list[str]]:
     """Each suite's prediction formulas, by prediction_id (from predictions.csv)."""
     import pandas as pd
@@ -264,9 +287,12 @@ def make_report(
             h, m = _diagnose_section(folder, meta)
         elif kind == "syntaxgym":
             h, m = _syntaxgym_section(folder, meta)
+        elif kind == "reading-times":
+            h, m = _reading_times_section(folder, meta)
         else:
             raise InputError(
-                f"{folder}/meta.json is of kind {kind!r}; expected blimp, pairs, diagnose or syntaxgym output"
+                f"{folder}/meta.json is of kind {kind!r}; "
+                "expected blimp, pairs, diagnose, syntaxgym or reading-times output"
             )
         sections_html.append(h)
         sections_md.append(m)

@@ -18,7 +18,7 @@ import numpy as np
 from pllscore.analysis.plotting.backend import pyplot
 from pllscore.errors import InputError
 
-__all__ = ["BINS", "delta_ll_figure", "plot_reading_times", "read_tables", "rt_surprisal_figure"]
+__all__ = ["BINS", "delta_ll_figure", "plot_reading_times", "read_tables", "reading_times_pngs", "rt_surprisal_figure"]
 
 #: equal-count surprisal bins of the binned means
 BINS = 20
@@ -89,6 +89,20 @@ def rt_surprisal_figure(words: Any, fits: Any, bins: int = BINS) -> Any:
             ax.legend(fontsize=7)
     fig.tight_layout()
     return fig
+
+
+def reading_times_pngs(words: Any, fits: Any) -> dict[str, bytes]:
+    """The two figures as PNG bytes, by file name (for ``pllscore report``)."""
+    import io
+
+    plt = pyplot()
+    out = {}
+    for name, fig in (("delta_ll.png", delta_ll_figure(fits)), ("rt-surprisal.png", rt_surprisal_figure(words, fits))):
+        buf = io.BytesIO()
+        fig.savefig(buf, format="png", dpi=100)
+        plt.close(fig)
+        out[name] = buf.getvalue()
+    return out
 
 
 def plot_reading_times(folder: str | os.PathLike[str]) -> list[Path]:
