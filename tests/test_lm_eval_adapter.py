@@ -186,7 +186,8 @@ def test_whitespace_only_continuation_equals_hflm(causal_models):
     from pllscore.integrations.lm_eval import PllscoreLM
 
     model, tok = causal_models["gpt2-bpe"]
-    pairs = [("x", "\n"), ("The cat sat", " on"), ("The cat sat", "\n\n"), ("", "\n"), ("A b ", "\t"), ("The c", "at sat")]
+    pairs = [("x", "\n"), ("The cat sat", " on"), ("The cat sat", "\n\n"), ("", "\n"), ("A b ", "\t")]
+    pairs += [("The c", "at sat")]  # a token across the join too
     ref = HFLM(pretrained=model, tokenizer=tok, device="cpu", batch_size=2).loglikelihood(
         _requests(pairs), disable_tqdm=True
     )
