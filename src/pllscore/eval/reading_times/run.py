@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from pllscore.errors import InputError
 from pllscore.eval.reading_times.fit import fit_measure
 from pllscore.eval.reading_times.predictors import (
@@ -136,17 +138,7 @@ def reading_times(
     given = [models] if isinstance(models, (str, os.PathLike)) or hasattr(models, "score") else list(models)
     if not given:
         raise InputError("no model given; pass --model (repeatable)")
-    if isinstance(metric, (list, tuple)):
-        if len(metric) > 1:
-            raise InputError("reading-times takes one metric per run; give --metric once")
-        metric = metric[0] if metric else None
-    if metric is not None:
-        from pllscore.metrics import resolve_metrics
-
-        resolved = resolve_metrics(metric)
-        if len(resolved) != 1:
-            raise InputError("reading-times takes one metric per run, not 'all'")
-        metric = resolved[0]
+    metric = _one_metric(metric)
     spill = check_spillover(spillover)
     bounds = check_range(value_range)
     freq = Frequency(frequency)
@@ -165,12 +157,10 @@ def reading_times(
     settings = model or ModelSettings()
     out_dir = _output(output)
     records = []
-    for label, m in zip(labels, given):
+    for label, m in zip(labels, given):  # one model at a time, each loaded once
         scorer = _load(m, settings)
         values = word_surprisals(scorer, texts, per_text, metric=metric, bow=bow, progress=progress, label=label)
-        import numpy as np
-
-        words[f"surprisal:{label}"] = np.concatenate(values) if values else []
+        words[f"surprisal:{label}"] = np.concatenate(values)
         records.append(_model_record(scorer, label))
         del scorer
     rows, fits = fit_table(words, table, labels, spill, bounds, fold_of)
@@ -182,6 +172,22 @@ def reading_times(
             "aggregate": aggregate, "model": settings.record(),
         })  # fmt: skip
     return result
+
+
+def _one_metric(metric: str | Sequence[str] | None) -> str | None:
+    """The one PLL metric of a run (None: the scorer's own, word-l2r by default)."""
+    if isinstance(metric, (list, tuple)):
+        if len(metric) > 1:
+            raise InputError("reading-times takes one metric per run; give --metric once")
+        metric = metric[0] if metric else None
+    if metric is None:
+        return None
+    from pllscore.metrics import resolve_metrics
+
+    resolved = resolve_metrics(metric)
+    if len(resolved) != 1:
+        raise InputError("reading-times takes one metric per run, not 'all'")
+    return resolved[0]
 
 
 def _load(m: Any, settings: ModelSettings) -> Any:
@@ -204,7 +210,6 @@ def fit_table(
     fold_of: dict[str, int],
 ) -> tuple[Any, Any]:
     """The rows of ``words.csv`` and of ``fits.csv`` from the per-word predictors and surprisals (``words``)."""
-    import numpy as np
     import pandas as pd
 
     surprisal_cols = [f"surprisal:{label}" for label in labels]

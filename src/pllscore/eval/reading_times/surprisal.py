@@ -3,9 +3,9 @@
 
 A text is scored as one text through :meth:`pllscore.Scorer.score` (``words="whitespace"``,
 ``long="window"``): a causal LM after BOS, a masked LM under its metric (word-l2r by default), an
-encoder-decoder LM given the empty source
-(without windows, which encoder-decoder LMs do not take: ``pllscore score`` without ``--long window``); ``word_prob="bow"`` applies the BOW correction. Nothing is
-scored here: the scorer's word results are read in the same unit the score command writes them.
+encoder-decoder LM given the empty source and without windows, which encoder-decoder LMs do not take
+(``pllscore score`` without ``--long window``). ``word_prob="bow"`` applies the BOW correction. Nothing
+is scored here: the scorer's word results are read in the same unit the score command writes them.
 """
 
 from __future__ import annotations
