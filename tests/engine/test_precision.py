@@ -31,3 +31,53 @@ def test_causal_autocast_is_close_to_float32(causal_models):
 def test_bad_dtype(masked_models):
     with pytest.raises(InputError, match="unsupported dtype"):
         MaskedScorer(*masked_models["bert-wordpiece"], dtype="int8")
+
+
+# --- float32 stays float32 whatever the process set (TF32 on CUDA, bf16/TF32 through oneDNN on CPUs) ---------
+def _fp32_state():
+    from pllscore.engine.executor import _FP32_BACKENDS, _backend
+
+    return [_backend(p).fp32_precision for p in _FP32_BACKENDS]
+
+
+@pytest.fixture
+def lowered_float32():
+    """The process's float32 products lowered as Lightning lowers them, put back afterwards."""
+    if not hasattr(torch.backends.cuda.matmul, "fp32_precision"):
+        pytest.skip("torch before 2.9 has only the legacy switches")
+    before = _fp32_state()
+    torch.set_float32_matmul_precision("medium")  # cuBLAS TF32, oneDNN bf16
+    yield
+    from pllscore.engine.executor import _FP32_BACKENDS, _backend
+
+    for p, b in zip(_FP32_BACKENDS, before):
+        _backend(p).fp32_precision = b
+
+
+@pytest.mark.parametrize("kind", ["masked", "causal"])
+def test_float32_forward_runs_in_full_float32_under_a_lowered_global_setting(
+    masked_models, causal_models, lowered_float32, kind
+):
+    model, tok = masked_models["bert-wordpiece"] if kind == "masked" else causal_models["gpt2-bpe"]
+    seen = []
+    # on the first layer with a matrix product (the engines call the model's parts, not its forward)
+    first = next(m for m in model.modules() if isinstance(m, torch.nn.Linear) or type(m).__name__ == "Conv1D")
+    hook = first.register_forward_pre_hook(lambda *_: seen.append(_fp32_state()))
+    try:
+        scorer = (MaskedScorer if kind == "masked" else CausalScorer)(model, tok)
+        lowered = _fp32_state()
+        scorer.score(SENTENCES[:3])
+    finally:
+        hook.remove()
+    assert seen and all(s == ["ieee"] * len(s) for s in seen)  # every forward pass in float32
+    assert _fp32_state() == lowered  # and the user's setting is back
+    assert "tf32" in lowered and "bf16" in lowered
+
+
+def test_float32_scores_do_not_move_under_a_lowered_global_setting(causal_models, lowered_float32):
+    from tests import oracle
+
+    model, tok = causal_models["gpt2-bpe"]
+    got = CausalScorer(model, tok).score(SENTENCES[:3])
+    for r in got:
+        np.testing.assert_allclose(r.logprobs, oracle.causal_logprobs(model, tok, r.text), atol=1e-5, rtol=0)

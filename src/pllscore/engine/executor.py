@@ -8,7 +8,7 @@ re-packs the items not yet done, so no finished work is lost.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -18,14 +18,60 @@ from tqdm.auto import tqdm
 from pllscore.errors import ModelError
 from pllscore.plan.batching import pack
 
-__all__ = ["precision", "run_batches"]
+__all__ = ["full_float32", "precision", "run_batches"]
 
 
 def precision(device: torch.device, dtype: torch.dtype | None) -> Any:
-    """Autocast to ``dtype`` on ``device``, or nothing for float32 (the exact setting)."""
+    """Autocast to ``dtype`` on ``device``, or, for float32 (the exact setting), float32 matrix products in full
+    float32 whatever the process has set (:func:`full_float32`)."""
     if dtype is None or dtype == torch.float32:
-        return contextlib.nullcontext()
+        return full_float32()
     return torch.autocast(device_type=device.type, dtype=dtype)
+
+
+# the backends whose float32 products a global setting can lower: TF32 on CUDA (cuBLAS, cuDNN), bf16 or TF32
+# through oneDNN on CPUs that have them (torch.set_float32_matmul_precision("medium") / "high")
+_FP32_BACKENDS = ("cuda.matmul", "cudnn.conv", "cudnn.rnn", "mkldnn.matmul", "mkldnn.conv", "mkldnn.rnn")
+
+
+def _backend(path: str) -> Any:
+    node: Any = torch.backends
+    for part in path.split("."):
+        node = getattr(node, part)
+    return node
+
+
+@contextlib.contextmanager
+def full_float32() -> Iterator[None]:
+    """float32 products computed in float32 for the duration, then the process's own settings put back.
+
+    Lightning and many training scripts call ``torch.set_float32_matmul_precision("high")`` or set
+    ``torch.backends.cuda.matmul.allow_tf32 = True``; under them a float32 forward pass on an Ampere or
+    newer GPU runs in TF32 and moves scores by about 1e-3 nats. pllscore's float32 promise holds anyway.
+    """
+    if not hasattr(torch.backends.cuda.matmul, "fp32_precision"):  # torch before 2.9: the legacy switches
+        saved = (torch.get_float32_matmul_precision(), torch.backends.cuda.matmul.allow_tf32)
+        cudnn = torch.backends.cudnn.allow_tf32
+        torch.set_float32_matmul_precision("highest")
+        torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = False
+        try:
+            yield
+        finally:
+            torch.set_float32_matmul_precision(saved[0])
+            torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = saved[1], cudnn
+        return
+    nodes = [_backend(p) for p in _FP32_BACKENDS]
+    before = [n.fp32_precision for n in nodes]
+    if all(b == "ieee" for b in before):
+        yield
+        return
+    for n in nodes:
+        n.fp32_precision = "ieee"
+    try:
+        yield
+    finally:
+        for n, b in zip(nodes, before):
+            n.fp32_precision = b
 
 
 def run_batches(

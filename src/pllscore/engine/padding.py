@@ -29,6 +29,7 @@ from typing import Any, Literal
 
 import torch
 
+from pllscore.engine.executor import full_float32
 from pllscore.errors import ModelError
 
 __all__ = [
@@ -158,7 +159,7 @@ def _probe(model: Any, short: list[int], long: list[int], pad_id: int, tolerance
     # read the short text's positions and the long one's last two (the leaks seen so far reach them all)
     cols = [*range(len(short)), len(long) - 2, len(long) - 1]
     read = partial(probe_read, model, pad_id=pad_id, cols=cols)
-    with torch.inference_mode():
+    with torch.inference_mode(), full_float32():  # the probe judges float32 numbers, whatever the process set
         alone = [read([s], [len(s)])[0] for s in (short, long)]
         n = len(short)
         batch = read([long, short, short + long[n:]], [len(long), n, n])
