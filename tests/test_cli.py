@@ -116,11 +116,14 @@ def test_stdin_text_option_bits_and_surprisal(shared_gpt2):
     done = run("score", "-", "-m", GPT2, "--base", "2", "--surprisal", "-q", stdin="The cat sat.\nA dog ran.\n")
     assert done.returncode == 0, done.stderr
     frame = pd.read_csv(io.StringIO(done.stdout), sep="\t")
-    assert frame["row"].tolist() == [0, 1] and (frame["causal"] > 0).all()
+    # the value column says what it holds: surprisal, in bits
+    assert frame["row"].tolist() == [0, 1] and (frame["causal_surprisal_bits"] > 0).all()
+    assert "causal" not in frame.columns
     import math
 
     want = -shared_gpt2.score(["The cat sat."])[0].total / math.log(2)
-    assert frame["causal"].iloc[0] == pytest.approx(want)
+    assert frame["causal_surprisal_bits"].iloc[0] == pytest.approx(want)
+    assert frame["causal_surprisal_bits_mean"].iloc[0] == pytest.approx(want / frame["n_tokens"].iloc[0])
     inline = run("score", "--text", "The cat sat.", "-m", GPT2, "--format", "jsonl", "-q")
     assert json.loads(inline.stdout.splitlines()[0])["text"] == "The cat sat."
 

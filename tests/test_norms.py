@@ -147,3 +147,17 @@ def test_wordfreq_is_word_level():
     assert uni.word_logprob("qzxjvwq") == pytest.approx(math.log(1e-9))  # unknown word: the floor
     partly = _result()  # "sat" not scored: only "The cat" is read
     assert uni.logprob(partly) == pytest.approx(sum(math.log(word_frequency(w, "en")) for w in ("the", "cat")))
+
+
+def test_wide_columns_say_what_they_hold():
+    """Log-probabilities in nats keep the metric's plain name; surprisal and other bases say so in the name."""
+    res = Results((_result("causal"),))
+    assert list(to_wide_frame(res).columns)[3:] == ["causal", "causal_mean"]
+    bits = to_wide_frame(res, base=2, surprisal=True, norm="per-char")
+    assert list(bits.columns)[3:] == ["causal_surprisal_bits", "causal_surprisal_bits_mean",
+                                      "causal_surprisal_bits_per-char"]  # fmt: skip
+    assert bits["causal_surprisal_bits"].iloc[0] == pytest.approx(3.5 / math.log(2))  # -(-3.5 nats) in bits
+    assert list(to_wide_frame(res, surprisal=True).columns)[3:5] == ["causal_surprisal", "causal_surprisal_mean"]
+    assert list(to_wide_frame(res, base=2).columns)[3] == "causal_bits"
+    assert list(to_wide_frame(res, base=10, level="token").columns)[-1] == "causal_log10"
+    assert list(to_wide_frame(res, base=2, surprisal=True, level="word").columns)[-1] == "causal_surprisal_bits"

@@ -25,7 +25,7 @@ def test_cli_token_entropy_and_rank_equal_the_library(shared_gpt2, tmp_path):
     assert done.returncode == 0, done.stderr
     got = pd.read_csv(out, sep="\t")
     want = shared_gpt2.score(TEXTS, outputs=("entropy", "rank")).view(base=2)
-    np.testing.assert_allclose(got["causal_entropy"], np.concatenate([r.token_entropy for r in want]), rtol=1e-6)
+    np.testing.assert_allclose(got["causal_entropy_bits"], np.concatenate([r.token_entropy for r in want]), rtol=1e-6)
     assert list(got["causal_rank"]) == [int(x) for r in want for x in r.rank]
     assert json.loads((tmp_path / "t.tsv.meta.json").read_text())["outputs"] == ["entropy", "rank"]
 

@@ -11,7 +11,7 @@ import numpy as np
 from pllscore.results.norms import norm_columns, norm_values
 from pllscore.results.scores import Level, Results, SentenceScore, register_frame_builder
 
-__all__ = ["to_frame", "to_wide_frame"]
+__all__ = ["score_column", "to_frame", "to_wide_frame"]
 
 #: a tidy frame before pandas: its rows (dicts) and its columns, in order
 Rows = tuple[list[dict[str, Any]], list[str]]
@@ -112,13 +112,16 @@ def to_wide_frame(results: Results | Sequence[SentenceScore], level: Level = "se
 
     ``options`` are those of :func:`to_frame`: ``base``, ``surprisal``, ``norm`` and ``unigram``.
 
-    Sentence level has ``index, n_tokens, n_words`` and per metric ``<metric>`` (total) and
-    ``<metric>_mean``, then ``<metric>_<norm>`` for each other norm asked (``word-l2r_slor``,
-    ``causal_per-char``; see :func:`to_frame` for ``norm`` and ``unigram``); word level
-    ``index, word, word_text, start, end, n_tokens, <metric>...``; token level
-    ``index, token, piece, start, end, word, <metric>...``; results with entropy or rank add
-    ``<metric>_entropy`` and ``<metric>_rank`` at word (the first token's) and token level. Every metric
-    of the results must cover the same texts.
+    A metric's score column is named for what it holds (:func:`score_column`): ``<metric>`` for
+    log-probabilities in nats, ``<metric>_surprisal`` for surprisal, and the unit after it in another base
+    (``causal_bits``, ``causal_surprisal_bits``, ``word-l2r_log10``); below, ``<score>`` stands for that name.
+    Sentence level has ``index, n_tokens, n_words`` and per metric ``<score>`` (total) and
+    ``<score>_mean``, then ``<score>_<norm>`` for each other norm asked (``word-l2r_slor``,
+    ``causal_surprisal_bits_per-char``; see :func:`to_frame` for ``norm`` and ``unigram``); word level
+    ``index, word, word_text, start, end, n_tokens, <score>...``; token level
+    ``index, token, piece, start, end, word, <score>...``; results with entropy or rank add
+    ``<metric>_entropy`` (``<metric>_entropy_bits`` in bits) and ``<metric>_rank`` at word (the first
+    token's) and token level. Every metric of the results must cover the same texts.
     """
     import pandas as pd
 
@@ -143,6 +146,13 @@ def to_wide_frame(results: Results | Sequence[SentenceScore], level: Level = "se
     return pd.DataFrame(cols)
 
 
+def score_column(metric: str, r: SentenceScore) -> str:
+    """The wide frame's column of ``metric``'s scores in ``r``'s view: ``causal`` (log-probabilities, nats),
+    ``causal_surprisal``, ``causal_bits``, ``causal_surprisal_bits``, ``causal_log10``, ..."""
+    name = f"{metric}_surprisal" if r.surprisal else metric
+    return name if r.unit == "nats" else f"{name}_{r.unit}"
+
+
 def _wide_sentences(by_metric: dict[str, list[SentenceScore]], extra: Sequence[str], unigram: Any) -> dict[str, Any]:
     """Sentence-level columns: the texts' counts, then per metric its total, mean and asked norms."""
     first = next(iter(by_metric.values()))
@@ -150,11 +160,12 @@ def _wide_sentences(by_metric: dict[str, list[SentenceScore]], extra: Sequence[s
     cols["n_tokens"] = np.array([r.n_tokens for r in first], dtype=np.int64)
     cols["n_words"] = np.array([r.n_words for r in first], dtype=np.int64)
     for metric, g in by_metric.items():
-        cols[metric] = np.array([r.total for r in g])
-        cols[f"{metric}_mean"] = np.array([r.mean for r in g])
+        name = score_column(metric, g[0])
+        cols[name] = np.array([r.total for r in g])
+        cols[f"{name}_mean"] = np.array([r.mean for r in g])
         values = [norm_values(r, extra, unigram) for r in g]
         for n in extra:
-            cols[f"{metric}_{n}"] = np.array([v[n] for v in values], dtype=np.float64)
+            cols[f"{name}_{n}"] = np.array([v[n] for v in values], dtype=np.float64)
     return cols
 
 
@@ -170,7 +181,7 @@ def _wide_words(by_metric: dict[str, list[SentenceScore]]) -> dict[str, Any]:
     cols["end"] = np.array([b for _, b in spans], dtype=np.int64)
     cols["n_tokens"] = np.concatenate([r.word_token_counts for r in first])
     for metric, g in by_metric.items():
-        cols[metric] = np.concatenate([r.word_scores for r in g])
+        cols[score_column(metric, g[0])] = np.concatenate([r.word_scores for r in g])
         _wide_outputs(cols, metric, g, "word")
     return cols
 
@@ -188,7 +199,7 @@ def _wide_tokens(by_metric: dict[str, list[SentenceScore]]) -> dict[str, Any]:
     if any(r.special is not None for r in first):
         cols["special"] = np.concatenate([r.is_special for r in first])
     for metric, g in by_metric.items():
-        cols[metric] = np.concatenate([r.token_scores for r in g])
+        cols[score_column(metric, g[0])] = np.concatenate([r.token_scores for r in g])
         _wide_outputs(cols, metric, g, "token")
     return cols
 
@@ -248,7 +259,9 @@ def _wide_outputs(cols: dict[str, Any], metric: str, group: Sequence[SentenceSco
     for name in ("entropy", "rank"):
         if _asked(group, name):
             values = np.concatenate([_outputs_at(r, name, level) for r in group])
-            cols[f"{metric}_{name}"] = values if name == "entropy" else _nullable_int(values)
+            unit = group[0].unit
+            column = f"{metric}_{name}" if name == "rank" or unit == "nats" else f"{metric}_{name}_{unit}"
+            cols[column] = values if name == "entropy" else _nullable_int(values)
 
 
 def _nullable_int(values: np.ndarray) -> Any:
