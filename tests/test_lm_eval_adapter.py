@@ -222,4 +222,23 @@ def test_a_continuation_without_tokens_fails_nothing(masked_models, capsys):
     np.testing.assert_allclose([got[0][0], got[2][0]], want, atol=1e-6)
     assert [got[i] for i in (1, 3, 4)] == [(0.0, True)] * 3  # log P of no token; lm-eval's hf fails on them
     err = capsys.readouterr().err
-    assert "3 empty or whitespace-only continuation(s) have no token" in err and "request 1, 3, 4" in err
+    assert "3 continuation(s) have no token" in err and "request 1, 3, 4" in err
+
+
+def test_a_continuation_left_without_tokens_by_the_split_fails_not_its_context_group(causal_models, capsys):
+    _need_lm_eval()
+    from lm_eval.models.huggingface import HFLM
+
+    from pllscore import CausalScorer
+    from pllscore.integrations.lm_eval import PllscoreLM
+
+    model, tok = causal_models["gpt2-bpe"]
+    # "The ca" + "t" encodes as many tokens as "The ca" alone: lm-eval's split leaves the continuation none
+    assert len(tok("The ca")["input_ids"]) >= len(tok("The cat")["input_ids"])
+    pairs = [("The ca", "t sat on"), ("The ca", "t"), ("The ca", "r sat")]
+    got = PllscoreLM(pretrained=CausalScorer(model, tok)).loglikelihood(_requests(pairs))
+    ref = HFLM(pretrained=model, tokenizer=tok, device="cpu", batch_size=2)
+    want = ref.loglikelihood(_requests([pairs[0], pairs[2]]), disable_tqdm=True)  # HFLM fails on the middle one
+    np.testing.assert_allclose([got[0][0], got[2][0]], [w[0] for w in want], atol=1e-4)
+    assert got[1] == (0.0, True)
+    assert "1 continuation(s) have no token" in capsys.readouterr().err

@@ -60,7 +60,7 @@ class PllscoreLM(LM):
         pretrained: a Hub name, a local folder or a GGUF file (what :func:`pllscore.load` takes),
             or a loaded scorer (Python only).
         metric: the PLL metric of a masked LM (default ``word-l2r``); not for causal or encoder-decoder LMs.
-        dtype, device, max_tokens, revision, trust_remote_code, stride: as for :func:`pllscore.load`.
+        dtype, autocast, device, max_tokens, revision, trust_remote_code, stride: as for :func:`pllscore.load`.
         long: ``error`` (default) or ``window`` for continuations longer than the model allows.
         greedy: compute ``is_greedy`` (default true; read in the same pass as the scores). With
             ``greedy=false`` every ``is_greedy`` is False, so never use lm-eval's ``acc`` of a
@@ -73,6 +73,7 @@ class PllscoreLM(LM):
         pretrained: Any,
         metric: str = DEFAULT_METRIC,
         dtype: str | None = None,
+        autocast: bool | str = False,
         device: str | None = None,
         max_tokens: int | str | None = None,
         revision: str | None = None,
@@ -88,7 +89,7 @@ class PllscoreLM(LM):
         if unknown:
             raise InputError(
                 f"unknown model_args {', '.join(sorted(unknown))} for pllscore; known: pretrained, metric, dtype, "
-                "device, max_tokens, revision, trust_remote_code, long, stride, greedy"
+                "autocast, device, max_tokens, revision, trust_remote_code, long, stride, greedy"
             )
         from pllscore.eval.settings import load_scorers
         from pllscore.settings import ModelSettings, TableSettings, TextSettings
@@ -97,6 +98,7 @@ class PllscoreLM(LM):
             model=pretrained,
             device=device or "auto",
             dtype=dtype,
+            autocast=_flag("autocast", autocast),
             revision=revision,
             trust_remote_code=_flag("trust_remote_code", trust_remote_code),
             max_tokens=int(max_tokens) if max_tokens is not None else None,
@@ -132,7 +134,11 @@ class PllscoreLM(LM):
         # a scorer given loaded keeps its own mode for over-long texts
         long = getattr(self.scorer, "long", None) or self.settings.long
         for context, indices in by_context.items():
-            results = self._score([requests[i].args[1] for i in indices], self.text, long, context)
+            try:
+                results = self._score([requests[i].args[1] for i in indices], self.text, long, context)
+            except InputError:  # e.g. one continuation left with no token of its own by lm-eval's split
+                blank.extend(indices)  # ("The ca", "t"): the group's requests one at a time, where a real error
+                continue  # (a text too long) is raised again and a token-less one is told apart
             for i, r in zip(indices, results):
                 out[i] = (float(r.total), self.greedy and _greedy(r.rank))
         tokenless = []
@@ -141,16 +147,17 @@ class PllscoreLM(LM):
             try:
                 if not continuation:  # lm-eval itself fails on it (an empty continuation_enc)
                     raise NoTokensError(i, continuation, bool(context))
-                r = self._score_blank(context, continuation, long)
+                r = self._score_one(context, continuation, long)
             except NoTokensError:  # no token to score: log P = log 1, as lm-eval's sum over no token would be
                 tokenless.append(i)
                 out[i] = (0.0, self.greedy)
             else:
                 out[i] = (float(r.total), self.greedy and _greedy(r.rank))
         if tokenless:
+            tokenless.sort()
             print(
-                f"pllscore: note: {len(tokenless)} empty or whitespace-only continuation(s) have no token of their "
-                f"own under the tokenizer of {self.scorer.name!r} (request {', '.join(map(str, tokenless[:5]))}"
+                f"pllscore: note: {len(tokenless)} continuation(s) have no token of their own under the tokenizer "
+                f"of {self.scorer.name!r} and lm-eval's context split (request {', '.join(map(str, tokenless[:5]))}"
                 f"{', ...' if len(tokenless) > 5 else ''}); each got log-likelihood 0.0 and is_greedy True",
                 file=sys.stderr,
             )
@@ -168,9 +175,9 @@ class PllscoreLM(LM):
             "pllscore scores text and cannot generate; run generate_until tasks with a generative model (lm-eval's hf)"
         )
 
-    def _score_blank(self, context: str, continuation: str, long: str) -> Any:
-        """The result of one whitespace-only continuation after ``context``, as lm-eval scores it: the scorer
-        itself, since a table refuses blank texts (:class:`NoTokensError` where the tokenizer gives it none)."""
+    def _score_one(self, context: str, continuation: str, long: str) -> Any:
+        """The result of one continuation after ``context``, as lm-eval scores it: the scorer itself, since a
+        table refuses blank texts (:class:`NoTokensError` where the tokenizer or lm-eval's split leaves it none)."""
         t = self.text
         kwargs: dict[str, Any] = {"outputs": t.outputs} if t.outputs else {}
         if self.metric is not None:
