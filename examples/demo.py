@@ -52,9 +52,12 @@ def main() -> None:
     tokens.insert(0, "piece", first.pieces)
     print(f"\nPer-token log-probabilities for {text!r}:\n")
     print(tokens.round(2).to_string(index=False))
+    print("\nThe four metrics, for token t of word w: what is masked when t is scored (pllscore.METRICS)")
+    for name, rule in pllscore.METRICS.items():
+        print(f"  {name:<13} {rule}")
     print(
-        "\nPLL-original scores the inner pieces of a split word (so ##u ##ven ##ir) from the pieces around it, "
-        "so it inflates rare words; word-l2r masks the rest of the word too (Kauf & Ivanova, 2023)."
+        "original scores the inner pieces of a split word (so ##u ##ven ##ir) from the pieces around it, so it\n"
+        "inflates rare words; word-l2r, the default, masks the rest of the word too (Kauf & Ivanova, 2023)."
     )
 
 

@@ -67,3 +67,22 @@ def test_cli_examples_run(tmp_path):
         assert done.returncode == 0, f"{block}\n{done.stderr}"
         ran += block.count(".venv/bin/pllscore")
     assert ran >= 2
+
+
+@pytest.mark.shared
+def test_demo_explains_every_metric(tmp_path):
+    """`make demo` ends with one line per PLL metric saying what it masks."""
+    import pllscore
+
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "demo.py")],
+        cwd=example_folder(tmp_path),
+        capture_output=True,
+        text=True,
+        env={**os.environ, "HF_HUB_OFFLINE": "1"},
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    lines = [" ".join(line.split()) for line in done.stdout.splitlines()]
+    for name, rule in pllscore.METRICS.items():
+        assert f"{name} {rule}" in lines, f"the demo does not explain {name}"
+    assert "Loading weights" not in done.stderr
