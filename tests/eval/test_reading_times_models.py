@@ -40,7 +40,7 @@ def ns_run(tmp_path_factory):
     small.to_csv(tmp / "ns.csv", index=False)
     out = tmp / "out"
     done = run("reading-times", str(tmp / "ns.csv"), *COLUMNS, "--measure", "meanItemRT", "--measure", "gmeanItemRT",
-               "-m", str(TINY_GPT2), "-m", str(TINY_BERT), "-o", str(out), "--plot", "-q")  # fmt: skip
+               "-m", str(TINY_GPT2), "-m", str(TINY_BERT), "-o", str(out), "--plot")  # fmt: skip
     assert done.returncode == 0, done.stderr
     return tmp, out, done
 

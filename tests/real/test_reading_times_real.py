@@ -57,5 +57,5 @@ def test_first_story_surprisal_is_the_score_command(gemma_rt: tuple[Path, Path])
     assert done.returncode == 0, done.stderr
     scored = pd.read_csv(out / "story1.csv", keep_default_na=False)
     assert list(scored["word_text"].astype(str)) == list(first["word"])
-    np.testing.assert_allclose(first[f"surprisal:{LABEL}"].to_numpy(float), scored["causal"].to_numpy(float),
-                               atol=1e-3, rtol=0)  # fmt: skip
+    want = scored["causal_surprisal_bits"].to_numpy(float)
+    np.testing.assert_allclose(first[f"surprisal:{LABEL}"].to_numpy(float), want, atol=1e-3, rtol=0)

@@ -12,7 +12,7 @@ from typing import Annotated
 
 import typer
 
-from pllscore.cli.options import Quiet, output_option, progress_of, with_settings
+from pllscore.cli.options import Progress, Quiet, output_option, progress_of, with_settings
 from pllscore.settings import ModelSettings
 
 __all__ = ["reading_times_command"]
@@ -51,6 +51,7 @@ def reading_times_command(
     bow: bool = typer.Option(False, "--bow", help="Correct word probabilities for Ġ/▁ tokenizers (causal LMs)."),
     plot: bool = typer.Option(False, "--plot", help="Also draw delta_ll.png and rt-surprisal.png into --output."),
     quiet: Quiet = False,
+    progress: Progress = False,
     model: ModelSettings = None,  # type: ignore[assignment]
 ) -> None:
     """Psychometric predictive power: ΔLL per word of each model's surprisal over length and frequency."""
@@ -63,14 +64,18 @@ def reading_times_command(
         data, model_names, output=output, measures=measure, text_column=text_column,
         position_column=position_column, word_column=word_column, subject_column=subject_column,
         aggregate=aggregate, spillover=spillover, value_range=value_range, frequency=frequency, metric=metric,
-        bow=bow, progress=progress_of(quiet), model=model,
+        bow=bow, progress=progress_of(quiet, progress), model=model,
     )  # fmt: skip
-    for line in result.lines():
-        typer.echo(line)
-    if output is not None:
+    # --quiet: errors only, and the fit lines on stdout when they go nowhere else
+    say = not quiet
+    if say or output is None:
+        for line in result.lines():
+            typer.echo(line)
+    if output is not None and say:
         typer.echo(f"tables written to {output}/ (words.csv, fits.csv, meta.json)", err=True)
     if plot and output is not None:
         from pllscore.analysis.plotting.reading_times import plot_reading_times
 
         written = plot_reading_times(output)
-        typer.echo(f"figures written to {output}/ ({', '.join(p.name for p in written)})", err=True)
+        if say:
+            typer.echo(f"figures written to {output}/ ({', '.join(p.name for p in written)})", err=True)
