@@ -28,7 +28,7 @@ from typing import Any
 import torch
 
 from pllscore.engine.gguf_reader import shared_parses
-from pllscore.engine.models import Kind, Loaded, detect_kind, float32_weights, missing_weights, one_line
+from pllscore.engine.models import Kind, Loaded, detect_kind, dtype_keyword, float32_weights, missing_weights, one_line
 from pllscore.engine.tokenizing import check_token_types
 from pllscore.errors import ModelError
 
@@ -127,12 +127,18 @@ def _alone(path: str) -> Iterator[tuple[str, str]]:
 
 
 def load_gguf(
-    path: str | os.PathLike[str], device: torch.device, *, kind: Kind | None = None, cache: bool = True
+    path: str | os.PathLike[str],
+    device: torch.device,
+    *,
+    kind: Kind | None = None,
+    cache: bool = True,
+    dtype: torch.dtype = torch.float32,
 ) -> Loaded:
     """Load a GGUF file (or a folder holding one) as a causal or seq2seq LM with its fast tokenizer, in eval mode.
 
     Called by :func:`pllscore.engine.loading.load_pretrained`, which has checked ``kind``, the
-    device and the dtype as for any model; the weights are float32 whatever the scoring dtype.
+    device and the dtype as for any model; the weights are ``dtype`` (dequantized to float32 by
+    transformers, kept so in the cache, and cast to ``dtype`` as they load).
     ``cache``: load the file's converted model from the user cache, converting it (and keeping
     the result there) when it is not yet (:mod:`pllscore.engine.gguf_cache`); False reads and
     writes nothing there.
@@ -158,7 +164,8 @@ def load_gguf(
         key = gguf_cache.file_key(file)
         entry = gguf_cache.lookup(file, key)
         if entry is not None:
-            got = _load_entry(entry, file, kind)
+            got = _load_entry(entry, file, kind, dtype)
+    fresh = got is None
     if got is None:
         got = convert(file, kind)
         if key is not None:
@@ -172,6 +179,8 @@ def load_gguf(
             "which would be randomly initialised, so its scores would be meaningless"
         )
     model.config._name_or_path = file
+    if fresh and dtype != torch.float32:  # a cache entry loads in ``dtype`` (transformers' own fp32 exceptions kept)
+        model.to(dtype)
     model.eval().to(device)
     chosen: Kind = "seq2seq" if getattr(model.config, "is_encoder_decoder", False) else "causal"
     return Loaded(model=model, tokenizer=tokenizer, kind=chosen, name=file, revision=None, device=device)
@@ -218,8 +227,11 @@ def convert(file: str, kind: Kind | None = None) -> Converted:
     return model, tokenizer, info, arch
 
 
-def _load_entry(entry: os.PathLike[str], file: str, kind: Kind | None) -> Converted | None:
-    """The converted model of ``file`` from its cache entry (a transformers folder); None (with a note) if it fails."""
+def _load_entry(
+    entry: os.PathLike[str], file: str, kind: Kind | None, dtype: torch.dtype = torch.float32
+) -> Converted | None:
+    """The converted model of ``file`` from its cache entry (a transformers folder), its weights in ``dtype``;
+    None (with a note) if it fails."""
     from transformers import AutoConfig, AutoTokenizer
 
     from pllscore.engine import gguf_cache
@@ -231,7 +243,7 @@ def _load_entry(entry: os.PathLike[str], file: str, kind: Kind | None) -> Conver
         tokenizer = AutoTokenizer.from_pretrained(entry, **common)
         _check_tokenizer(tokenizer, file)
         model, info = _auto(chosen).from_pretrained(
-            entry, config=config, **common, **float32_weights(), output_loading_info=True
+            entry, config=config, **common, **dtype_keyword(dtype), output_loading_info=True
         )
     except _FAILURES as e:
         gguf_cache.discard(file, f"unreadable ({one_line(e)})")

@@ -28,11 +28,12 @@ from pllscore.engine.models import (
     Loaded,
     check_kind,
     detect_kind,
-    float32_weights,
+    dtype_keyword,
     missing_weights,
     one_line,
     resolve_device,
     resolve_dtype,
+    weights_dtype,
 )
 from pllscore.engine.tokenizing import (
     check_token_types,
@@ -152,35 +153,37 @@ def load_pretrained(
     kind: Kind | None = None,
     trust_remote_code: bool = False,
     cache: bool = True,
+    autocast: bool = False,
 ) -> Loaded:
-    """Load a model and its fast tokenizer, in eval mode, on ``device``.
+    """Load a model and its fast tokenizer, in eval mode, on ``device``, its weights in ``dtype``.
 
     ``name_or_path`` is a GGUF file or a folder holding one (read by :mod:`pllscore.engine.gguf`;
     ``cache``: keep its converted weights in the user cache), a model folder, or a Hub name.
+    ``autocast``: the weights stay float32 and the scorer autocasts to ``dtype`` (bfloat16 or float16).
     """
+    weights = weights_dtype(dtype, autocast)
     with _collector_paused(), _weights_bar_hidden():
-        return _load(name_or_path, device, dtype, revision, kind, trust_remote_code, cache)
+        return _load(name_or_path, device, weights, revision, kind, trust_remote_code, cache)
 
 
 def _load(
     name_or_path: str | os.PathLike[str],
     device: str | torch.device,
-    dtype: str | torch.dtype | None,
+    weights: torch.dtype,
     revision: str | None,
     kind: Kind | None,
     trust_remote_code: bool,
     cache: bool,
 ) -> Loaded:
-    """:func:`load_pretrained` with the collector paused."""
+    """:func:`load_pretrained` with the collector paused; ``weights``: the weights' type."""
     name = os.fspath(name_or_path)
     file = find_gguf(name)
     check_kind(kind)
     if file is not None and revision is not None:
         raise InputError(f"revision={revision!r} names a Hub commit; a GGUF file is local: leave revision out")
     torch_device = resolve_device(device)
-    resolve_dtype(dtype)  # fail early on a bad name; weights stay float32, reduced precision is autocast
     if file is not None:
-        return load_gguf(file, torch_device, kind=kind, cache=cache)
+        return load_gguf(file, torch_device, kind=kind, cache=cache, dtype=weights)
     common: dict[str, Any] = {"revision": revision, "trust_remote_code": trust_remote_code}
     if not os.path.isdir(name) and not _hub_reachable():
         common["local_files_only"] = True  # offline: use the cache, fail at once if the model is not there
@@ -192,7 +195,7 @@ def _load(
     tokenizer = _fast_tokenizer(name, common)
     auto = {"masked": AutoModelForMaskedLM, "causal": AutoModelForCausalLM, "seq2seq": AutoModelForSeq2SeqLM}[chosen]
     try:
-        model, info = auto.from_pretrained(name, **common, **float32_weights(), output_loading_info=True)
+        model, info = auto.from_pretrained(name, **common, **dtype_keyword(weights), output_loading_info=True)
     except (OSError, ValueError, KeyError) as e:
         raise ModelError(f"cannot load {name!r} as a {chosen} LM: {one_line(e)}") from e
     _check_loaded_weights(model, info, name=name, arch=arch, kind=chosen)

@@ -25,12 +25,15 @@ __all__ = [
     "Loaded",
     "check_kind",
     "class_kind",
+    "compute_types",
     "detect_kind",
+    "dtype_keyword",
     "float32_weights",
     "missing_weights",
     "one_line",
     "resolve_device",
     "resolve_dtype",
+    "weights_dtype",
 ]
 
 _DTYPES = {
@@ -82,8 +85,8 @@ def resolve_device(device: str | torch.device = "auto") -> torch.device:
 def resolve_dtype(dtype: str | torch.dtype | None) -> torch.dtype:
     """``None`` means float32, the exact setting; strings like ``"bfloat16"`` are accepted.
 
-    bfloat16 and float16 are run by autocast over float32 weights: matrix products in the reduced
-    type, normalisation and the final log-softmax in float32.
+    A model loaded with bfloat16 or float16 has its weights in that type (:func:`weights_dtype`); the
+    log-softmax over the vocabulary is float32 in every case (:mod:`pllscore.engine.readout`).
     """
     if dtype is None:
         return torch.float32
@@ -131,12 +134,51 @@ def class_kind(model: Any) -> Kind | None:
     return detect_kind(model.config)
 
 
-def float32_weights() -> dict[str, torch.dtype]:
-    """The ``from_pretrained`` keyword that loads weights as float32 (``dtype`` from transformers 5 on)."""
+def weights_dtype(dtype: str | torch.dtype | None, autocast: bool = False) -> torch.dtype:
+    """The type a model's weights are loaded in: ``dtype`` (float32 by default), or float32 with ``autocast``
+    (float32 weights, the matrix products autocast to ``dtype`` while scoring)."""
+    compute = resolve_dtype(dtype)
+    if autocast and compute == torch.float32:
+        raise InputError(
+            "autocast=True runs float32 weights in a reduced type: give dtype='bfloat16' or 'float16' with it, "
+            "or leave autocast out"
+        )
+    return torch.float32 if autocast else compute
+
+
+def compute_types(dtype: str | torch.dtype | None, weights: torch.dtype) -> tuple[torch.dtype, torch.dtype | None]:
+    """(the type a scorer computes in, the type it autocasts to or None) for a model whose weights are ``weights``.
+
+    Weights are used as they are: ``dtype`` None is the weights' own type (float32 for any other); float32
+    weights with a reduced ``dtype`` are autocast to it; reduced weights with another ``dtype`` are refused.
+    """
+    reduced = weights in (torch.bfloat16, torch.float16)
+    if dtype is None:
+        return (weights if reduced else torch.float32), None
+    asked = resolve_dtype(dtype)
+    if not reduced:
+        return asked, (None if asked == torch.float32 else asked)
+    if asked != weights:
+        have, want = str(weights).removeprefix("torch."), str(asked).removeprefix("torch.")
+        raise InputError(
+            f"the model's weights are {have}, not {want}: leave dtype out (or give {have!r}) to score with them, "
+            f"or convert the model first (model.to(torch.{want}))"
+        )
+    return asked, None
+
+
+def dtype_keyword(dtype: torch.dtype) -> dict[str, torch.dtype]:
+    """The ``from_pretrained`` keyword that loads weights as ``dtype`` (``dtype`` from transformers 5 on,
+    ``torch_dtype`` before)."""
     import transformers
 
     key = "dtype" if int(transformers.__version__.split(".")[0]) >= 5 else "torch_dtype"
-    return {key: torch.float32}
+    return {key: dtype}
+
+
+def float32_weights() -> dict[str, torch.dtype]:
+    """The ``from_pretrained`` keyword that loads weights as float32."""
+    return dtype_keyword(torch.float32)
 
 
 def missing_weights(info: Mapping[str, Any]) -> list[str]:

@@ -118,10 +118,9 @@ def _run_rows(engine: Any, rows: list[TreeRow], wants: Wants | None) -> list[dic
     t_pos = torch.from_numpy(positions).to(dev)
     mask = torch.from_numpy(allowed).to(dev)[:, None]
     if engine.model.config._attn_implementation == "eager":
-        # eager attention adds the mask to the scores
-        mask = torch.zeros(mask.shape, dtype=torch.float32, device=dev).masked_fill_(
-            ~mask, torch.finfo(torch.float32).min
-        )
+        # eager attention adds the mask to the scores, in the weights' type (float32 under autocast)
+        kind = next(engine.model.parameters()).dtype
+        mask = torch.zeros(mask.shape, dtype=kind, device=dev).masked_fill_(~mask, torch.finfo(kind).min)
     t_rb, t_node, t_at = (torch.from_numpy(a).to(dev) for a in (rb, node, at))
     targets = t_ids[t_rb, t_node]
     kw = {} if wants is None else wants.kwargs(dev)

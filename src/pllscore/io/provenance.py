@@ -88,6 +88,7 @@ def run_record(scorer: Any, metrics: Sequence[str]) -> dict[str, Any]:
         **_file_record(scorer),
         "metrics": list(metrics),
         "dtype": str(getattr(scorer, "dtype", next(scorer.model.parameters()).dtype)).removeprefix("torch."),
+        "autocast": bool(getattr(scorer, "autocast", False)),
         "device": str(scorer.device),
         "command": command_line(),
         **versions(),

@@ -146,6 +146,7 @@ class _FileRun:
         settings = RECORD.settings(
             job, prepared.asked, prepared.norms, unigram,
             model=identity["name"], revision=scorer.revision, kind=scorer.kind, dtype=provenance["dtype"],
+            autocast=provenance["autocast"],
             bos=scorer.bos if causal else None, stride=scorer.stride if causal else None,  # type: ignore[union-attr]
             eos=scorer.eos if scorer.kind == "seq2seq" else None,  # type: ignore[union-attr]
             metrics=list(prepared.metrics), column=table.column,
@@ -167,7 +168,8 @@ class _FileRun:
         meta = self.meta()
         if run.resume and out_name is not None and meta_path(out_name).exists():
             old = json.loads(meta_path(out_name).read_text())
-            RECORD.check(old, meta, repr(out_name), eos=None)  # older outputs: no encoder-decoder LM
+            # older outputs: no encoder-decoder LM; a reduced dtype was autocast over float32 weights
+            RECORD.check(old, meta, repr(out_name), eos=None, autocast=old.get("dtype") not in (None, "float32"))
         writer: ResumableWriter | StreamWriter
         if out_name is None:
             writer = StreamWriter(self.fmt, stream)

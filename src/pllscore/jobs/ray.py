@@ -203,7 +203,9 @@ def _open_output(out: Path, settings: dict[str, Any], run: RunSettings) -> None:
                     f"cannot resume {os.fspath(out)!r}: its _meta.json is missing or broken; use --force to start over"
                 ) from None
             # outputs written before the kind was recorded: the kind the fingerprinted model's config gives
-            RECORD.check(old, settings, repr(os.fspath(out)), kind=settings["kind"], eos=None)
+            # and before autocast was: a reduced dtype was autocast over float32 weights
+            autocast = old.get("dtype") not in (None, "float32", "fp32")
+            RECORD.check(old, settings, repr(os.fspath(out)), kind=settings["kind"], eos=None, autocast=autocast)
             for tmp in out.glob(".part-*.tmp"):  # shards cut off before their commit
                 tmp.unlink()
     try:

@@ -46,15 +46,16 @@ def load(
     compile: bool = False,
     eos: bool = True,
     cache: bool = True,
+    autocast: bool = False,
 ) -> MaskedScorer | CausalScorer | Seq2SeqScorer:
     """Load a model by Hub name or local folder and return the scorer for its kind.
 
     Args:
         name_or_path: e.g. ``"bert-base-cased"``, ``"gpt2"`` or a folder with config and weights.
         device: ``"auto"`` (cuda, then mps, then cpu), or any torch device string.
-        dtype: ``None``/``"float32"`` (exact), or ``"bfloat16"``/``"float16"``: autocast over float32
-            weights (matrix products in that type; normalisation and log-softmax in float32). Faster,
-            approximate: see BENCHMARKS.md for the error.
+        dtype: ``None``/``"float32"`` (exact), or ``"bfloat16"``/``"float16"``: the weights are loaded in
+            that type (half the memory; faster on GPUs and on CPUs with bf16 instructions), the log-softmax
+            over the vocabulary stays float32. Approximate: see the guide's "GPUs and big models" page.
         revision: a Hub branch, tag or commit.
         kind: ``"masked"`` or ``"causal"``; by default read from the model's config.
         trust_remote_code: allow model code from the Hub.
@@ -73,6 +74,8 @@ def load(
             total, as the model's own loss does.
         cache: a GGUF file's converted weights are kept in the user cache (``PLLSCORE_CACHE``) and
             loaded from there next time; ``False`` converts the file every time.
+        autocast: with a reduced ``dtype``, keep the weights float32 and autocast the matrix products to
+            ``dtype`` instead (float32 memory; normalisation in float32).
     """
     loaded = load_pretrained(
         name_or_path,
@@ -82,6 +85,7 @@ def load(
         kind=kind,
         trust_remote_code=trust_remote_code,
         cache=cache,
+        autocast=autocast,
     )
     cls, own = SCORERS[loaded.kind]
     kind_options = {"metric": metric, "bos": bos, "stride": stride, "share_prefixes": share_prefixes, "eos": eos}

@@ -16,8 +16,8 @@ import numpy as np
 import torch
 
 from pllscore.engine.compiling import compile_layers
-from pllscore.engine.loading import Kind, max_input_length, resolve_dtype
-from pllscore.engine.models import class_kind
+from pllscore.engine.loading import Kind, max_input_length
+from pllscore.engine.models import class_kind, compute_types
 from pllscore.engine.padding import Batching, batching_for
 from pllscore.errors import InputError, ModelError, NonFiniteError
 from pllscore.plan.align import Span
@@ -102,9 +102,11 @@ class Scorer:
             raise InputError("a scorer's default words must be 'tokenizer' or 'whitespace'; give lists to score()")
         self.words = check_words(words, 0)
         self.mask_by = check_mask_by(mask_by)
-        self.dtype = resolve_dtype(dtype)
-        # weights in a reduced type are used as they are; float32 weights get autocast to `dtype`
-        self._autocast = None if self.dtype == torch.float32 else self.dtype
+        # the weights are used as they are: float32 weights with a reduced dtype are autocast to it (autocast=True
+        # of pllscore.load); weights in a reduced type compute in it (dtype None: the weights' type)
+        weights = getattr(model, "dtype", None)
+        weights = weights if isinstance(weights, torch.dtype) else next(model.parameters()).dtype
+        self.dtype, self._autocast = compute_types(dtype, weights)
         # opt-in: torch.compile of the model's layers, in place (pays only on long runs)
         self.compiled = bool(compile)
         if self.compiled:
@@ -114,6 +116,11 @@ class Scorer:
     def _engine_options(self) -> dict[str, Any]:
         """What every engine is built with besides the model: the padding id, the vocabulary size, autocast."""
         return {"pad_token_id": self._pad_id, "vocab_size": self._vocab_size, "autocast": self._autocast}
+
+    @property
+    def autocast(self) -> bool:
+        """Whether the model's float32 weights are autocast to :attr:`dtype` while scoring."""
+        return self._autocast is not None
 
     @property
     def device(self) -> torch.device:
@@ -357,9 +364,7 @@ class Scorer:
         checked = values if read is None else values[read]
         bad = ~np.isfinite(checked)
         if bad.any():
-            weights = next(self.model.parameters()).dtype
-            dtype = self.dtype if self.dtype != torch.float32 else weights
-            raise NonFiniteError(index, float(checked[bad][0]), str(dtype).removeprefix("torch."))
+            raise NonFiniteError(index, float(checked[bad][0]), str(self.dtype).removeprefix("torch."))
 
     def _result(
         self, index: int, text: str, enc: Encoded, metric: str, logprobs: np.ndarray, **extra: np.ndarray

@@ -50,7 +50,8 @@ __all__ = [
 @dataclass(frozen=True)
 class ModelSettings(Settings):
     """Which model, and how it runs. ``model`` is a Hub name, a folder, a .gguf file or a loaded scorer. Only the
-    recorded fields (model, dtype, revision, kind, bos, eos, long, stride) can change a number; the rest are speed."""
+    recorded fields (model, dtype, autocast, revision, kind, bos, eos, long, stride) can change a number; the rest
+    are speed and memory."""
 
     group: ClassVar[str] = "model"
 
@@ -59,7 +60,15 @@ class ModelSettings(Settings):
     )
     device: str = setting("auto", "auto, cpu, cuda, cuda:1 or mps.", flags=("--device",), record=False)
     dtype: str | None = setting(
-        None, "float32 (default, exact), bfloat16 or float16.", flags=("--dtype",), check=check_dtype
+        None,
+        "float32 (default, exact), bfloat16 or float16: the weights are loaded in that type.",
+        flags=("--dtype",),
+        check=check_dtype,
+    )
+    autocast: bool = setting(
+        False,
+        "With --dtype bfloat16/float16: keep float32 weights and autocast the matrix products instead.",
+        flags=("--autocast",),
     )
     revision: str | None = setting(None, "A Hub branch, tag or commit.")
     kind: str | None = setting(None, "masked, causal or seq2seq (default: read from the model's config).")
@@ -97,6 +106,10 @@ class ModelSettings(Settings):
     )
 
     def _check_together(self) -> None:
+        if self.autocast and str(self.dtype).lower().removeprefix("torch.") in ("none", "float32", "fp32"):
+            raise InputError(
+                "--autocast runs float32 weights in a reduced type: add --dtype bfloat16 or float16, or drop --autocast"
+            )
         if self.stride is not None and self.long != "window":
             raise InputError(
                 f"--stride {self.stride} is the step of --long window; add --long window, or drop --stride"
