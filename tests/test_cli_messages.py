@@ -70,6 +70,8 @@ def test_keywords_become_flags():
         "'gpt2' is a causal LM; drop the metrics= option": "'gpt2' is a causal LM; drop the --metric option",
         "use words='whitespace' or mask_by": "use --words whitespace or --mask-by",
         "the level and the metrics of the run": "the level and the metrics of the run",  # plain words stay
+        "compile=True found no layers; with eos=False": "--compile found no layers; with --no-eos",
+        "drop bos=False": "drop bos=False",  # no flag: the keyword stays
     }
     for message, shown in cases.items():
         assert cli_message(InputError(message)) == shown

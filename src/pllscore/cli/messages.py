@@ -16,14 +16,16 @@ __all__ = ["cli_message", "flag_table"]
 
 
 @functools.cache
-def flag_table() -> dict[str, str]:
-    """``{field: its long flag}`` of every settings field that has a flag (``word_prob`` -> ``--word-prob``)."""
+def flag_table(negative: bool = False) -> dict[str, str]:
+    """``{field: its long flag}`` of every settings field that has a flag (``word_prob`` -> ``--word-prob``);
+    ``negative``: the off flag of the on/off ones (``eos`` -> ``--no-eos``)."""
     from pllscore.settings import ModelSettings, RaySettings, RunSettings, TableSettings, TextSettings
 
     out: dict[str, str] = {}
     for cls in (ModelSettings, TextSettings, TableSettings, RunSettings, RaySettings):
         for f in dataclasses.fields(cls):
-            flags = [x.split("/")[0] for x in f.metadata.get("flags", ()) if x.startswith("--")]
+            flags = [x.split("/")[negative] for x in f.metadata.get("flags", ()) if "/" in x or not negative]
+            flags = [x for x in flags if x.startswith("--")]
             if flags:
                 out.setdefault(f.name, flags[0])
     return out
@@ -43,7 +45,9 @@ def cli_message(error: BaseException) -> str:
 
     def keyword(m: re.Match[str]) -> str:
         value = next((v for v in m.group(2, 3, 4) if v is not None), None)
-        return flags[m[1]] if value is None else f"{flags[m[1]]} {value}"
+        if value == "False":  # an on/off flag's off form, where it has one
+            return flag_table(negative=True).get(m[1], m[0])
+        return flags[m[1]] if value in (None, "True") else f"{flags[m[1]]} {value}"
 
     # "word_prob='bow'" -> "--word-prob bow", "metrics=" -> "--metric"
     text = re.sub(rf"(?<![\w.-])({_names(list(flags))})=(?:'([^']*)'|\"([^\"]*)\"|([^\s,;:)'\"]+))?", keyword, text)
