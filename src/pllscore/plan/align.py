@@ -134,15 +134,13 @@ def anchors(text: str, offsets: Sequence[Span]) -> tuple[int, ...]:
     in a text of whitespace only, on its own start.
     """
     n = len(text)
-    solid_at = [n] * (n + 1)  # the first non-space character at or after each index (n: none)
-    for k in range(n - 1, -1, -1):
-        solid_at[k] = k if not text[k].isspace() else solid_at[k + 1]
-    last = next((k for k in range(n - 1, -1, -1) if not text[k].isspace()), None)
+    end = len(text.rstrip())  # one past the last non-space character (0: none)
     out = []
     for a, _ in offsets:
-        a = min(max(int(a), 0), n)
-        at = solid_at[a]
-        out.append(at if at < n else (last if last is not None else a))
+        at = min(max(int(a), 0), n)
+        while at < end and text[at].isspace():
+            at += 1
+        out.append(at if at < end else (end - 1 if end else min(max(int(a), 0), n)))
     return tuple(out)
 
 
