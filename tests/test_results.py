@@ -84,7 +84,9 @@ def test_nothing_scored_totals_nan_not_zero():
     assert none.n_scored == 0
     assert math.isnan(none.total) and math.isnan(none.mean)
     assert math.isnan(_result().span(8, 11))  # "sat": its one token was not scored
-    assert math.isnan(_result().span(20, 30))  # no token there
+    assert math.isnan(_result().span(11, 11))  # no token there
+    with pytest.raises(InputError, match=r"span \(20, 30\) of text 0 is outside the text"):
+        _result().span(20, 30)  # refused, as spans= refuses it
     assert np.isnan(Results((none, _result())).totals).tolist() == [True, False]
     assert json.loads(json.dumps(none.to_dict(), allow_nan=False))["total"] is None
     assert math.isnan(to_frame(Results((none,)))["total"][0])

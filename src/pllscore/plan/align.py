@@ -15,9 +15,11 @@ import bisect
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from pllscore.errors import InputError
+
 Span = tuple[int, int]
 
-__all__ = ["Alignment", "Span", "align", "anchors", "only", "owners", "restrict"]
+__all__ = ["Alignment", "Span", "align", "anchors", "check_span", "only", "owners", "restrict"]
 
 
 @dataclass(frozen=True)
@@ -199,3 +201,13 @@ def only(al: Alignment, positions: Sequence[int]) -> Alignment:
         positions=tuple(p for p, k in zip(al.positions, keep) if k),
         word_of=tuple(w for w, k in zip(al.word_of, keep) if k),
     )
+
+
+def check_span(span: Span, text: str, index: int) -> None:
+    """Refuse a character span that is not ``(start, stop)`` with ``0 <= start <= stop <= len(text)``."""
+    start, stop = (int(x) for x in span)
+    if not 0 <= start <= stop <= len(text):
+        raise InputError(
+            f"span {(start, stop)} of text {index} is outside the text (characters 0 to {len(text)}); "
+            "give 0 <= start <= stop <= len(text)"
+        )

@@ -21,7 +21,7 @@ from typing import Any, Literal, overload
 
 import numpy as np
 
-from pllscore.plan.align import anchors
+from pllscore.plan.align import anchors, check_span
 from pllscore.results.norms import NORMS, check_norms, sum_scored, unigram_norm
 
 Span = tuple[int, int]
@@ -277,7 +277,8 @@ class SentenceScore:
 
     def span(self, start: int, stop: int) -> float:
         """Sum of the scores of the tokens that stand on a character of ``start:stop`` (the rule of ``spans=``);
-        NaN if none of them was scored."""
+        NaN if none of them was scored. A span outside the text is refused, as ``spans=`` refuses it."""
+        check_span((start, stop), self.text, self.index)
         at = self.token_anchors
         hit = (at >= start) & (at < stop)
         return sum_scored(self.token_scores[hit]) if len(hit) else math.nan

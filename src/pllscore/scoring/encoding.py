@@ -43,7 +43,7 @@ import numpy as np
 
 from pllscore.engine.loading import check_token_types, encode_text, literal_specials, special_ids, text_only_tokenizer
 from pllscore.errors import InputError, InputTooLongError
-from pllscore.plan.align import Alignment, Span, align, restrict
+from pllscore.plan.align import Alignment, Span, align, check_span, restrict
 from pllscore.plan.words import assign, regroup, word_spans
 
 __all__ = [
@@ -441,13 +441,3 @@ def targets(
             raise InputError(f"span {tuple(span)} of text {i} covers none of its tokens; check the character offsets")
         out.append(keep)
     return out
-
-
-def check_span(span: Span, text: str, index: int) -> None:
-    """Refuse a character span that is not ``(start, stop)`` with ``0 <= start <= stop <= len(text)``."""
-    start, stop = (int(x) for x in span)
-    if not 0 <= start <= stop <= len(text):
-        raise InputError(
-            f"span {(start, stop)} of text {index} is outside the text (characters 0 to {len(text)}); "
-            "give 0 <= start <= stop <= len(text)"
-        )
