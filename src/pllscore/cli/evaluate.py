@@ -22,6 +22,7 @@ __all__ = ["EVAL_FIELDS", "Models", "blimp_command", "pairs_command"]
 EVAL_FIELDS = (
     *("device", "dtype", "eos", "compile", "share_prefixes", "metrics", "convention", "context"),
     *("norm", "unigram", "unigram_corpus", "force"),
+    *("autocast", "device_map", "max_memory", "offload_folder"),
 )
 _OVERRIDES = {
     "force": {

@@ -17,7 +17,10 @@ from pllscore.settings import ModelSettings
 
 __all__ = ["reading_times_command"]
 
-_FIELDS = ("device", "dtype", "max_tokens", "compile", "share_prefixes", "eos", "cache")
+_FIELDS = (
+    *("device", "dtype", "max_tokens", "compile", "share_prefixes", "eos", "cache"),
+    *("autocast", "device_map", "max_memory", "offload_folder"),
+)
 
 Models = Annotated[
     list[str],

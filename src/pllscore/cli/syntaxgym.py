@@ -19,6 +19,7 @@ __all__ = ["syntaxgym_command"]
 _FIELDS = (
     *("model", "device", "dtype", "max_tokens", "compile", "share_prefixes", "metrics", "convention", "force"),
     *("address", "workers", "gpus_per_worker"),
+    *("autocast", "device_map", "max_memory", "offload_folder"),
 )
 _OVERRIDES = {
     "model": {"help": "Causal or masked LM: Hub name, local folder or .gguf file.", "default": ...},

@@ -11,6 +11,7 @@ import torch
 from pllscore.engine.executor import precision, run_batches
 from pllscore.engine.heads import split_causal_lm
 from pllscore.engine.padding import Batching
+from pllscore.engine.placement import input_device
 from pllscore.engine.prefix_tree import plan_trees, run_trees, supports_trees
 from pllscore.engine.readout import Wants, pick_outputs, read_outputs
 
@@ -42,7 +43,7 @@ class CausalEngine:
 
     @property
     def device(self) -> torch.device:
-        return next(self.model.parameters()).device
+        return input_device(self.model)
 
     def run(
         self, sequences: Sequence[Sequence[int]], *, max_tokens: int, progress: bool | None = None
@@ -114,10 +115,10 @@ class CausalEngine:
             decoder, head = self.parts
             # use_cache=False: a key/value cache would only copy every layer's keys and values
             hidden = decoder(input_ids=t_ids, attention_mask=t_att, use_cache=False)[0]
-            got = read_outputs(head, hidden[t_reads], targets, self.vocab_size, **kw)
+            got = read_outputs(head, hidden[t_reads.to(hidden.device)], targets, self.vocab_size, **kw)
         else:
             logits = self.model(input_ids=t_ids, attention_mask=t_att, use_cache=False).logits
-            got = pick_outputs(logits[t_reads], targets, **kw)
+            got = pick_outputs(logits[t_reads.to(logits.device)], targets, **kw)
         flat = {k: v.double().cpu().numpy() for k, v in got.items()}
         bounds = np.cumsum(n_reads)[:-1]
         if wants is None:

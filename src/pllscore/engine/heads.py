@@ -2,6 +2,8 @@
 
 Applying the head only where a score is read (not at every position of every copy) is
 the largest saving of the masked engine. Families not listed fall back to the full model.
+A model spread over devices by accelerate has its head called as a module (:func:`called`): the
+readout's sliced path reads a plain head's weights directly, which may be offloaded there.
 """
 
 from __future__ import annotations
@@ -11,9 +13,20 @@ from typing import Any
 
 import torch
 
+from pllscore.engine.placement import is_spread
+
 Head = Callable[[torch.Tensor], torch.Tensor]
 
-__all__ = ["Head", "split_causal_lm", "split_masked_lm"]
+__all__ = ["Head", "called", "split_causal_lm", "split_masked_lm"]
+
+
+def called(model: Any, head: Head) -> Head:
+    """``head`` as it may run on ``model``: a spread model's head only through its forward pass (accelerate's
+    hook puts its input on its device and loads its weights), so not as a plain ``Linear`` to be sliced."""
+    if is_spread(model) and isinstance(head, torch.nn.Linear):
+        module = head
+        return lambda h: module(h)
+    return head
 
 
 def _distilbert_head(m: Any) -> Head:
@@ -56,9 +69,10 @@ def split_masked_lm(model: Any) -> tuple[Any, Head] | None:
     if get is None:
         return None
     try:
-        return get(model)
+        encoder, head = get(model)
     except AttributeError:
         return None
+    return encoder, called(model, head)
 
 
 def split_causal_lm(model: Any) -> tuple[Any, Head] | None:
@@ -72,4 +86,4 @@ def split_causal_lm(model: Any) -> tuple[Any, Head] | None:
     head = model.get_output_embeddings()
     if base is None or head is None:
         return None
-    return base, head
+    return base, called(model, head)

@@ -72,6 +72,8 @@ class TargetRowsLastLayer:
         sa = layer.attention.self
         head = sa.attention_head_size
         batch, length, _ = hidden.shape
+        on = hidden.device  # a model spread over devices: its last layer's
+        rows, pos, attention_mask = rows.to(on), pos.to(on), attention_mask.to(on)
         keys = sa.key(hidden).view(batch, length, -1, head).transpose(1, 2)
         values = sa.value(hidden).view(batch, length, -1, head).transpose(1, 2)
         x = hidden[rows, pos]

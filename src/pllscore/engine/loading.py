@@ -35,6 +35,7 @@ from pllscore.engine.models import (
     resolve_dtype,
     weights_dtype,
 )
+from pllscore.engine.placement import input_device, placement_options
 from pllscore.engine.tokenizing import (
     check_token_types,
     encode_text,
@@ -154,16 +155,22 @@ def load_pretrained(
     trust_remote_code: bool = False,
     cache: bool = True,
     autocast: bool = False,
+    device_map: str | dict[str, Any] | None = None,
+    max_memory: str | dict[Any, Any] | None = None,
+    offload_folder: str | os.PathLike[str] | None = None,
 ) -> Loaded:
     """Load a model and its fast tokenizer, in eval mode, on ``device``, its weights in ``dtype``.
 
     ``name_or_path`` is a GGUF file or a folder holding one (read by :mod:`pllscore.engine.gguf`;
     ``cache``: keep its converted weights in the user cache), a model folder, or a Hub name.
     ``autocast``: the weights stay float32 and the scorer autocasts to ``dtype`` (bfloat16 or float16).
+    ``device_map`` (``"auto"``), ``max_memory``, ``offload_folder``: spread the model over the GPUs, the
+    CPU and disk through accelerate instead of putting it on ``device`` (:mod:`pllscore.engine.placement`).
     """
     weights = weights_dtype(dtype, autocast)
+    placed = placement_options(device_map, max_memory, offload_folder, device)
     with _collector_paused(), _weights_bar_hidden():
-        return _load(name_or_path, device, weights, revision, kind, trust_remote_code, cache)
+        return _load(name_or_path, device, weights, revision, kind, trust_remote_code, cache, placed)
 
 
 def _load(
@@ -174,8 +181,10 @@ def _load(
     kind: Kind | None,
     trust_remote_code: bool,
     cache: bool,
+    placed: dict[str, Any],
 ) -> Loaded:
-    """:func:`load_pretrained` with the collector paused; ``weights``: the weights' type."""
+    """:func:`load_pretrained` with the collector paused; ``weights``: the weights' type; ``placed``: the
+    device map's keywords (:func:`~pllscore.engine.placement.placement_options`)."""
     name = os.fspath(name_or_path)
     file = find_gguf(name)
     check_kind(kind)
@@ -183,6 +192,11 @@ def _load(
         raise InputError(f"revision={revision!r} names a Hub commit; a GGUF file is local: leave revision out")
     torch_device = resolve_device(device)
     if file is not None:
+        if placed:
+            raise InputError(
+                f"device_map is not available for a GGUF file ({os.path.basename(file)!r}): load it on one device, "
+                "in bfloat16 if it does not fit in float32"
+            )
         return load_gguf(file, torch_device, kind=kind, cache=cache, dtype=weights)
     common: dict[str, Any] = {"revision": revision, "trust_remote_code": trust_remote_code}
     if not os.path.isdir(name) and not _hub_reachable():
@@ -195,11 +209,20 @@ def _load(
     tokenizer = _fast_tokenizer(name, common)
     auto = {"masked": AutoModelForMaskedLM, "causal": AutoModelForCausalLM, "seq2seq": AutoModelForSeq2SeqLM}[chosen]
     try:
-        model, info = auto.from_pretrained(name, **common, **dtype_keyword(weights), output_loading_info=True)
+        model, info = auto.from_pretrained(name, **common, **dtype_keyword(weights), **placed, output_loading_info=True)
     except (OSError, ValueError, KeyError) as e:
+        if placed and "offload_folder" in str(e):
+            raise ModelError(
+                f"{name!r} does not fit in max_memory, so some layers go to disk: give offload_folder= "
+                "(--offload-folder DIR) for them, or allow more memory"
+            ) from e
         raise ModelError(f"cannot load {name!r} as a {chosen} LM: {one_line(e)}") from e
     _check_loaded_weights(model, info, name=name, arch=arch, kind=chosen)
-    model.eval().to(torch_device)
+    model.eval()
+    if placed:  # accelerate placed it (or, when it all fits on the CPU, transformers left it there)
+        torch_device = input_device(model)
+    else:
+        model.to(torch_device)
     return Loaded(
         model=model,
         tokenizer=tokenizer,

@@ -16,6 +16,7 @@ from pllscore.engine.executor import precision, run_batches
 from pllscore.engine.heads import split_masked_lm
 from pllscore.engine.last_layer import TargetRowsLastLayer
 from pllscore.engine.padding import Batching
+from pllscore.engine.placement import input_device
 from pllscore.engine.readout import Wants, pick_logprobs, pick_outputs, read_logprobs, read_outputs
 from pllscore.plan.masks import MaskPlan
 
@@ -47,7 +48,7 @@ class MaskedEngine:
 
     @property
     def device(self) -> torch.device:
-        return next(self.model.parameters()).device
+        return input_device(self.model)
 
     def run(self, plan: MaskPlan, *, max_tokens: int, progress: bool | None = None) -> np.ndarray:
         """Log-probability (nats, float64) of every read of ``plan``, in read order."""
@@ -97,13 +98,16 @@ class MaskedEngine:
             if self.last_layer is not None:
                 at_reads = self.last_layer(t_ids, t_att, t_rows, t_pos)
             else:
-                at_reads = encoder(input_ids=t_ids, attention_mask=t_att)[0][t_rows, t_pos]
+                hidden = encoder(input_ids=t_ids, attention_mask=t_att)[0]
+                on = hidden.device  # a model spread over devices: its last layer's
+                at_reads = hidden[t_rows.to(on), t_pos.to(on)]
             if wants.any:
                 got = read_outputs(head, at_reads, t_tgt, self.vocab_size, **wants.kwargs(dev))
             else:
                 got = {"logprob": read_logprobs(head, at_reads, t_tgt, self.vocab_size)}
         else:
             logits = self.model(input_ids=t_ids, attention_mask=t_att).logits
+            t_rows, t_pos = t_rows.to(logits.device), t_pos.to(logits.device)
             if wants.any:
                 got = pick_outputs(logits[t_rows, t_pos], t_tgt, **wants.kwargs(dev))
             else:

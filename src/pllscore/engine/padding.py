@@ -30,6 +30,7 @@ from typing import Any, Literal
 import torch
 
 from pllscore.engine.executor import full_float32
+from pllscore.engine.placement import input_device
 from pllscore.errors import ModelError
 
 __all__ = [
@@ -148,7 +149,7 @@ def probe(
     whose two identical passes differ is refused). Returns (mode, why), mode None when refused.
     """
     threads = torch.get_num_threads()
-    on_cpu = next(model.parameters()).device.type == "cpu"
+    on_cpu = input_device(model).type == "cpu"
     if on_cpu:  # inputs this small gain nothing from threads, and on shared cores lose much (5x) to them
         torch.set_num_threads(1)
     try:
@@ -195,7 +196,7 @@ def probe_read(
     vocabulary costs more than the body of a small model.
     """
     width = max(max(len(r) for r in rows), max(lengths))
-    device = next(model.parameters()).device
+    device = input_device(model)
     ids = torch.full((len(rows), width), pad_id, dtype=torch.long)
     attention = torch.zeros((len(rows), width), dtype=torch.long)
     for i, (r, n) in enumerate(zip(rows, lengths)):

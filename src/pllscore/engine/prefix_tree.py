@@ -127,10 +127,12 @@ def _run_rows(engine: Any, rows: list[TreeRow], wants: Wants | None) -> list[dic
     if engine.parts is not None:
         decoder, head = engine.parts
         hidden = decoder(input_ids=t_ids, attention_mask=mask, position_ids=t_pos, use_cache=False)[0]
-        got = read_outputs(head, hidden[t_rb, t_at], targets, engine.vocab_size, **kw)
+        on = hidden.device  # a model spread over devices: its last layer's
+        got = read_outputs(head, hidden[t_rb.to(on), t_at.to(on)], targets, engine.vocab_size, **kw)
     else:
         logits = engine.model(input_ids=t_ids, attention_mask=mask, position_ids=t_pos, use_cache=False).logits
-        got = pick_outputs(logits[t_rb, t_at], targets, **kw)
+        on = logits.device
+        got = pick_outputs(logits[t_rb.to(on), t_at.to(on)], targets, **kw)
     flat = {k: v.double().cpu().numpy() for k, v in got.items()}
     result = []
     start = 0

@@ -70,8 +70,9 @@ def pick_logprobs(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
 
 def _pick(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
     # target logit minus logsumexp, not log_softmax: on a CPU, float32 log_softmax over a 262k vocabulary
-    # (Gemma-3) is off by up to 1e-4 nats a token, logsumexp by about 1e-6 (measured against float64)
-    return logits.gather(1, targets[:, None]).squeeze(1) - torch.logsumexp(logits, dim=-1)
+    # (Gemma-3) is off by up to 1e-4 nats a token, logsumexp by about 1e-6 (measured against float64).
+    # The targets go where the logits are (a model spread over devices: its head's device)
+    return logits.gather(1, targets.to(logits.device)[:, None]).squeeze(1) - torch.logsumexp(logits, dim=-1)
 
 
 def _sliced_linear_logprobs(proj: torch.nn.Linear, hidden: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
@@ -136,6 +137,7 @@ def pick_outputs(
 ) -> dict[str, torch.Tensor]:
     """:func:`read_outputs` for full logits of shape (N, V)."""
     logits = logits.float()
+    targets = targets.to(logits.device)  # a model spread over devices: its head's device
     lse = torch.logsumexp(logits, dim=-1)
     target = logits.gather(1, targets[:, None]).squeeze(1)
     out = {"logprob": target - lse}
@@ -144,7 +146,7 @@ def pick_outputs(
     if rank:
         out["rank"] = 1 + (logits > target[:, None]).sum(-1)
     if token_set is not None:
-        out["set"] = _set_lse(logits, token_set[: logits.shape[1]]) - lse
+        out["set"] = _set_lse(logits, token_set[: logits.shape[1]].to(logits.device)) - lse
     return out
 
 

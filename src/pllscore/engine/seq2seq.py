@@ -25,6 +25,7 @@ import torch
 
 from pllscore.engine.executor import precision, run_batches
 from pllscore.engine.padding import Batching
+from pllscore.engine.placement import input_device
 from pllscore.engine.readout import Wants, pick_outputs
 from pllscore.plan.stems import StemPlan, plan_stems
 
@@ -84,7 +85,7 @@ class Seq2SeqEngine:
 
     @property
     def device(self) -> torch.device:
-        return next(self.model.parameters()).device
+        return input_device(self.model)
 
     def run(
         self,
@@ -265,7 +266,9 @@ class Seq2SeqEngine:
             dec_mask = torch.cat([stem_mask, dec_mask], dim=1)
         cut = None
         if self.head is not None:  # the head's input cut to the rows read
-            cut = self.head.register_forward_pre_hook(lambda m, a: (a[0].reshape(-1, a[0].shape[-1])[reads], *a[1:]))
+            cut = self.head.register_forward_pre_hook(
+                lambda m, a: (a[0].reshape(-1, a[0].shape[-1])[reads.to(a[0].device)], *a[1:])
+            )
         try:
             got_model = self.model(
                 encoder_outputs=self._encoded(last_hidden_state=hidden),
@@ -279,7 +282,7 @@ class Seq2SeqEngine:
                 cut.remove()
         logits = got_model.logits
         if cut is None:
-            logits = logits.reshape(-1, logits.shape[-1])[reads]
+            logits = logits.reshape(-1, logits.shape[-1])[reads.to(logits.device)]
         kw = {} if wants is None else wants.kwargs(self.device)
         got = pick_outputs(logits[:, : self.vocab_size], targets, **kw)
         values = {k: v.double().cpu().numpy() for k, v in got.items()}

@@ -61,6 +61,8 @@ class PllscoreLM(LM):
             or a loaded scorer (Python only).
         metric: the PLL metric of a masked LM (default ``word-l2r``); not for causal or encoder-decoder LMs.
         dtype, autocast, device, max_tokens, revision, trust_remote_code, stride: as for :func:`pllscore.load`.
+        device_map, max_memory, offload_folder: as for :func:`pllscore.load` (``max_memory`` in its string form,
+            ``cuda:0=20GiB;cpu=60GiB``: lm-eval splits model_args at commas, so ``;`` separates the devices).
         long: ``error`` (default) or ``window`` for continuations longer than the model allows.
         greedy: compute ``is_greedy`` (default true; read in the same pass as the scores). With
             ``greedy=false`` every ``is_greedy`` is False, so never use lm-eval's ``acc`` of a
@@ -75,6 +77,9 @@ class PllscoreLM(LM):
         dtype: str | None = None,
         autocast: bool | str = False,
         device: str | None = None,
+        device_map: str | None = None,
+        max_memory: str | None = None,
+        offload_folder: str | None = None,
         max_tokens: int | str | None = None,
         revision: str | None = None,
         trust_remote_code: bool | str = False,
@@ -89,16 +94,20 @@ class PllscoreLM(LM):
         if unknown:
             raise InputError(
                 f"unknown model_args {', '.join(sorted(unknown))} for pllscore; known: pretrained, metric, dtype, "
-                "autocast, device, max_tokens, revision, trust_remote_code, long, stride, greedy"
+                "autocast, device, device_map, max_memory, offload_folder, max_tokens, revision, trust_remote_code, "
+                "long, stride, greedy"
             )
         from pllscore.eval.settings import load_scorers
         from pllscore.settings import ModelSettings, TableSettings, TextSettings
 
         self.settings = ModelSettings(
             model=pretrained,
-            device=device or "auto",
+            device=(device or "auto") if device_map is None else "auto",  # lm-eval's --device: the map places it
             dtype=dtype,
             autocast=_flag("autocast", autocast),
+            device_map=device_map,
+            max_memory=max_memory.replace(";", ",") if isinstance(max_memory, str) else max_memory,
+            offload_folder=offload_folder,
             revision=revision,
             trust_remote_code=_flag("trust_remote_code", trust_remote_code),
             max_tokens=int(max_tokens) if max_tokens is not None else None,

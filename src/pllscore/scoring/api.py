@@ -47,6 +47,9 @@ def load(
     eos: bool = True,
     cache: bool = True,
     autocast: bool = False,
+    device_map: str | dict[str, Any] | None = None,
+    max_memory: str | dict[Any, Any] | None = None,
+    offload_folder: str | os.PathLike[str] | None = None,
 ) -> MaskedScorer | CausalScorer | Seq2SeqScorer:
     """Load a model by Hub name or local folder and return the scorer for its kind.
 
@@ -76,6 +79,11 @@ def load(
             loaded from there next time; ``False`` converts the file every time.
         autocast: with a reduced ``dtype``, keep the weights float32 and autocast the matrix products to
             ``dtype`` instead (float32 memory; normalisation in float32).
+        device_map: ``"auto"`` spreads a model too large for one device over the GPUs, then the CPU,
+            then disk (through accelerate; ``device`` is then left out); the scores are those of one device.
+        max_memory: with ``device_map``, the memory each device may hold: ``"cuda:0=20GiB,cpu=60GiB"``
+            or a dict ``{0: "20GiB", "cpu": "60GiB"}``.
+        offload_folder: with ``device_map``, the folder for the layers that fit in no device's memory.
     """
     loaded = load_pretrained(
         name_or_path,
@@ -86,6 +94,9 @@ def load(
         trust_remote_code=trust_remote_code,
         cache=cache,
         autocast=autocast,
+        device_map=device_map,
+        max_memory=max_memory,
+        offload_folder=offload_folder,
     )
     cls, own = SCORERS[loaded.kind]
     kind_options = {"metric": metric, "bos": bos, "stride": stride, "share_prefixes": share_prefixes, "eos": eos}

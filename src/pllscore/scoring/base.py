@@ -19,6 +19,7 @@ from pllscore.engine.compiling import compile_layers
 from pllscore.engine.loading import Kind, max_input_length
 from pllscore.engine.models import class_kind, compute_types
 from pllscore.engine.padding import Batching, batching_for
+from pllscore.engine.placement import input_device
 from pllscore.errors import InputError, ModelError, NonFiniteError
 from pllscore.plan.align import Span
 from pllscore.plan.words import check_mask_by, check_words
@@ -88,7 +89,7 @@ class Scorer:
         self.name = name or getattr(model.config, "_name_or_path", "") or type(model).__name__
         self.revision = revision
         self.max_length = max_input_length(model.config, tokenizer)
-        dev = next(model.parameters()).device
+        dev = input_device(model)
         if max_tokens is not None and (not isinstance(max_tokens, int) or max_tokens < 1):
             raise InputError(f"max_tokens must be a positive integer, got {max_tokens!r}")
         self.max_tokens = max_tokens or _DEFAULT_MAX_TOKENS.get(dev.type, _DEFAULT_MAX_TOKENS["cpu"])
@@ -124,8 +125,8 @@ class Scorer:
 
     @property
     def device(self) -> torch.device:
-        """The device the model runs on."""
-        return next(self.model.parameters()).device
+        """The device the model runs on (a model spread by ``device_map``: the device its inputs go to)."""
+        return input_device(self.model)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.name!r}, device={self.device}, max_tokens={self.max_tokens})"

@@ -29,8 +29,10 @@ from pllscore.settings.fields import (
     Settings,
     check_base,
     check_choice,
+    check_device_map,
     check_dtype,
     check_format,
+    check_max_memory,
     check_norms,
     choice,
     gather,
@@ -69,6 +71,26 @@ class ModelSettings(Settings):
         False,
         "With --dtype bfloat16/float16: keep float32 weights and autocast the matrix products instead.",
         flags=("--autocast",),
+    )
+    device_map: str | None = setting(
+        None,
+        "auto: spread a model too large for one device over the GPUs, then the CPU, then disk (accelerate).",
+        flags=("--device-map",),
+        check=check_device_map,
+        record=False,
+    )
+    max_memory: Any = setting(
+        None,
+        "With --device-map: memory per device, e.g. cuda:0=20GiB,cuda:1=20GiB,cpu=60GiB.",
+        flags=("--max-memory",),
+        check=check_max_memory,
+        record=False,
+    )
+    offload_folder: str | None = setting(
+        None,
+        "With --device-map: folder for the layers that fit in no device's memory.",
+        flags=("--offload-folder",),
+        record=False,
     )
     revision: str | None = setting(None, "A Hub branch, tag or commit.")
     kind: str | None = setting(None, "masked, causal or seq2seq (default: read from the model's config).")

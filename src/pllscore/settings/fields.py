@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypeVar
@@ -15,9 +16,10 @@ from typing import Any, ClassVar, TypeVar
 from pllscore.errors import InputError
 
 __all__ = [
-    "CONVENTIONS", "DTYPES", "LEVELS", "LONG_MODES", "MASK_BY", "NORMS", "OUTPUTS", "OUTPUT_FORMATS", "WORD_MODES",
-    "WORD_PROBS", "Settings", "check_base", "check_choice", "check_dtype", "check_format", "check_norms", "choice",
-    "gather", "optional_str", "positive", "setting", "tuple_or_none",
+    "CONVENTIONS", "DEVICE_MAPS", "DTYPES", "LEVELS", "LONG_MODES", "MASK_BY", "NORMS", "OUTPUTS", "OUTPUT_FORMATS",
+    "WORD_MODES", "WORD_PROBS", "Settings", "check_base", "check_choice", "check_device_map", "check_dtype",
+    "check_format", "check_max_memory", "check_norms", "choice", "gather", "optional_str", "parse_max_memory",
+    "positive", "setting", "tuple_or_none",
 ]  # fmt: skip
 
 LEVELS = ("sentence", "word", "token")
@@ -207,6 +209,70 @@ def check_dtype(value: Any) -> Any:
     if isinstance(value, str) and value.lower().removeprefix("torch.") not in DTYPES:
         raise InputError(f"unsupported dtype {value!r}; use float32, bfloat16 or float16")
     return value
+
+
+#: the device maps accelerate computes (transformers' ``device_map=`` strings); a dict is passed as given
+DEVICE_MAPS = ("auto", "balanced", "balanced_low_0", "sequential")
+_UNITS = {"": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12}
+_UNITS.update({"kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40})
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d*)?)\s*([a-zA-Z]*)\s*$")
+
+
+def check_device_map(value: Any) -> Any:
+    """None, one of :data:`DEVICE_MAPS`, or a dict (module name -> device) given in Python."""
+    if value is None or isinstance(value, dict) or value in DEVICE_MAPS:
+        return value
+    raise InputError(
+        f"unknown device_map {value!r}; use 'auto' (spread the model over the GPUs, then the CPU, then disk), "
+        "'balanced', 'balanced_low_0' or 'sequential'"
+    )
+
+
+def parse_max_memory(value: Any) -> dict[int | str, int] | None:
+    """A per-device memory limit for a device map: ``"cuda:0=20GiB,cuda:1=20GiB,cpu=60GiB"`` (or a dict of the
+    same) -> ``{0: bytes, 1: bytes, "cpu": bytes}``, as accelerate takes it. Devices: ``cuda:N`` (or ``N``),
+    ``cpu``, ``mps``, ``disk``; sizes: bytes, or a number with B, KB, MB, GB, TB, KiB, MiB, GiB or TiB."""
+    if value is None:
+        return None
+    pairs = value.items() if isinstance(value, dict) else None
+    if pairs is None:
+        if not isinstance(value, str) or not value.strip():
+            raise InputError(f"max_memory must be like 'cuda:0=20GiB,cpu=60GiB', got {value!r}")
+        pairs = []
+        for part in value.split(","):
+            device, eq, size = part.partition("=")
+            if not eq:
+                raise InputError(f"max_memory: {part.strip()!r} is not DEVICE=SIZE; write e.g. cuda:0=20GiB,cpu=60GiB")
+            pairs.append((device, size))
+    out: dict[int | str, int] = {}
+    for device, size in pairs:
+        out[_memory_device(device)] = _size(size)
+    return out
+
+
+def _memory_device(device: Any) -> int | str:
+    name = str(device).strip().lower()
+    if name in ("cpu", "mps", "disk"):
+        return name
+    index = name.removeprefix("cuda:").removeprefix("cuda") or "0"
+    if not index.isdigit():
+        raise InputError(f"max_memory: unknown device {device!r}; use cuda:0, cuda:1, ..., cpu, mps or disk")
+    return int(index)
+
+
+def _size(size: Any) -> int:
+    if isinstance(size, int) and not isinstance(size, bool) and size > 0:
+        return size
+    m = _SIZE.match(str(size))
+    unit = m.group(2).lower() if m else ""
+    if m is None or unit not in _UNITS or float(m.group(1)) <= 0:
+        raise InputError(f"max_memory: {str(size).strip()!r} is not a size; write e.g. 20GiB, 512MiB, 8GB or bytes")
+    return int(float(m.group(1)) * _UNITS[unit])
+
+
+def check_max_memory(value: Any) -> dict[int | str, int] | None:
+    """:func:`parse_max_memory`, as a settings check."""
+    return parse_max_memory(value)
 
 
 def check_norms(value: Any) -> tuple[str, ...] | None:
