@@ -147,3 +147,18 @@ def test_norms_keyword_is_deprecated_for_norm(tmp_path):
     with pytest.warns(DeprecationWarning, match="use norm="):
         settings = EvalSettings.merge(norms=["mean"])
     assert settings.table.norm == EvalSettings.merge(norm=["mean"]).table.norm == ("mean",)
+
+
+def test_evaluation_options_are_merged_by_gather_with_one_line_errors():
+    from pllscore.errors import InputError
+    from pllscore.eval.settings import EvalSettings
+
+    with pytest.raises(InputError, match=r"run_pairs\(\) got an unknown option 'metric'; did you mean 'metrics'\?"):
+        EvalSettings.merge(metric=["PLL"], what="run_pairs")
+    with pytest.raises(InputError, match=r"run_blimp\(\) does not read the option 'words'"):
+        EvalSettings.merge(words="whitespace")
+    with pytest.raises(InputError, match="unsupported dtype 'int8'"):  # each value checked by its settings group
+        EvalSettings.merge(dtype="int8")
+    merged = EvalSettings.merge(revision="main", bos=False, norm="mean", metrics=None)
+    assert (merged.model.revision, merged.model.bos, merged.table.norm) == ("main", False, ("mean",))
+    assert merged.text.metrics == EvalSettings().text.metrics  # None keeps the default

@@ -66,7 +66,9 @@ def score_pairs(
     if prepared is None:
         from pllscore.eval.settings import EvalSettings
 
-        given = EvalSettings.merge(metrics=metrics, norm=norms, unigram=unigram, convention=convention)
+        given = EvalSettings.merge(
+            metrics=metrics, norm=norms, unigram=unigram, convention=convention, what="score_pairs"
+        )
         prepared = given.prepare(scorer)
     extra = pair_norms(prepared)
     sentences = list(dict.fromkeys([*pairs[good].tolist(), *pairs[bad].tolist()]))

@@ -121,8 +121,8 @@ def run_blimp(
     (a :class:`~pllscore.settings.ModelSettings`: how each model is loaded; its ``model`` field is not read),
     ``text`` (``metrics``, ``convention``, ``context``: one context every sentence is scored given) and
     ``table`` (``norm``, ``unigram``, ``unigram_corpus``), and
-    the keyword options of the first version
-    (:data:`pllscore.eval.settings.KEYWORDS`); one that is not None is written into the settings:
+    the keyword options of the first version and the other fields an evaluation reads
+    (:data:`pllscore.eval.settings.EVAL_FIELDS`); one that is not None is written into the settings:
     ``metrics``, ``convention`` into ``text``; ``norm`` (``norms=`` is its deprecated spelling), ``unigram``,
     ``unigram_corpus`` into ``table``; ``device``, ``dtype``, ``compile``, ``share_prefixes`` into ``model`` (passed to
     :func:`pllscore.load`). ``progress``: a bar on stderr (None: only when stderr is a terminal).
@@ -182,7 +182,7 @@ def run_pairs(
     """
     from pllscore.io.provenance import content_fingerprint
 
-    settings = EvalSettings.merge(**options)
+    settings = EvalSettings.merge(what="run_pairs", **options)
     folder_key = settings.folder_key()  # checked before any model is loaded
     out = output_folder(output)
     pairs = _read_pairs(file, good, bad, group)

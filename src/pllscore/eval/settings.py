@@ -13,32 +13,16 @@ from __future__ import annotations
 
 import os
 import warnings
-from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from pllscore.errors import InputError
-from pllscore.settings import ModelSettings, TableSettings, TextSettings
+from pllscore.settings import ModelSettings, TableSettings, TextSettings, gather
 
-__all__ = ["EVAL_FIELDS", "KEYWORDS", "EvalSettings", "load_scorers"]
+__all__ = ["EVAL_FIELDS", "EvalSettings", "load_scorers"]
 
-#: the keyword options of run_blimp/run_pairs -> (settings group, field)
-KEYWORDS = {
-    "metrics": ("text", "metrics"),
-    "convention": ("text", "convention"),
-    "context": ("text", "context"),
-    "norm": ("table", "norm"),
-    "norms": ("table", "norm"),  # deprecated spelling: score_file, TableSettings and --norm say norm
-    "unigram": ("table", "unigram"),
-    "unigram_corpus": ("table", "unigram_corpus"),
-    "device": ("model", "device"),
-    "dtype": ("model", "dtype"),
-    "compile": ("model", "compile"),
-    "share_prefixes": ("model", "share_prefixes"),
-    "eos": ("model", "eos"),
-}
 #: per settings group, the fields an evaluation reads (the rest keep their defaults)
 EVAL_FIELDS = {
     "model": (
@@ -75,25 +59,30 @@ class EvalSettings:
         model: ModelSettings | None = None,
         text: TextSettings | None = None,
         table: TableSettings | None = None,
+        *,
+        what: str = "run_blimp",
         **keywords: Any,
     ) -> EvalSettings:
-        """The settings objects (defaults where not given) with the keyword options (:data:`KEYWORDS`) that are
-        not None written into them."""
-        groups = {"model": model or ModelSettings(), "text": text or TextSettings(), "table": table or TableSettings()}
-        changes: dict[str, dict[str, Any]] = defaultdict(dict)
-        for key, value in keywords.items():
-            if key not in KEYWORDS:
-                raise TypeError(f"unexpected keyword argument {key!r}")
-            if key == "norms" and value is not None:
-                warnings.warn(
-                    "norms= is deprecated; use norm= (one spelling with score_file, TableSettings and --norm)",
-                    DeprecationWarning,
-                    stacklevel=3,
-                )
-            if value is not None:
-                group, name = KEYWORDS[key]
-                changes[group][name] = value
-        return cls(**{g: s.replace(**changes[g]) if changes[g] else s for g, s in groups.items()})
+        """The settings objects (defaults where not given) with the keyword options that are not None put in by
+        :func:`pllscore.settings.gather`, as :func:`~pllscore.score_file` puts in its own: an option that is
+        no field of :data:`EVAL_FIELDS` is refused (:class:`InputError`, naming ``what``: the function called);
+        ``norms=`` is the deprecated spelling of ``norm=``."""
+        options = {k: v for k, v in keywords.items() if v is not None}
+        if "norms" in options:
+            warnings.warn(
+                "norms= is deprecated; use norm= (one spelling with score_file, TableSettings and --norm)",
+                DeprecationWarning,
+                stacklevel=3,
+            )
+            options.setdefault("norm", options.pop("norms"))
+        groups = (model or ModelSettings(), text or TextSettings(), table or TableSettings())
+        read = {n for names in EVAL_FIELDS.values() for n in names}
+        unread = [n for n in options if n not in read and any(n in g.names() for g in groups)]
+        if unread:
+            raise InputError(
+                f"{what}() does not read the option {unread[0]!r}; an evaluation takes {', '.join(sorted(read))}"
+            )
+        return cls(*gather(options, *groups, what=what))
 
     @property
     def norms(self) -> tuple[str, ...]:

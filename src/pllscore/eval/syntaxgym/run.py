@@ -196,7 +196,7 @@ def syntaxgym(
     if not good:
         raise InputError(errors[0] if len(errors) == 1 else "; ".join(errors))
     notes = [n for s in good for n in s.notes]
-    settings = EvalSettings.merge(model, text, metrics=metrics, convention=convention)
+    settings = EvalSettings.merge(model, text, metrics=metrics, convention=convention, what="syntaxgym")
     folder = _Folder.open(output, force)
     scoring = Local(scorer, settings, progress) if engine == "local" else OnRay(scorer, settings, ray, len(good))
     try:
