@@ -102,7 +102,7 @@ def pair_norms(prepared: Any) -> tuple[str, ...]:
     a pair table only when asked), as :meth:`~pllscore.jobs.table.ScoreOptions.prepare` checked them."""
     from pllscore.results.norms import check_norms
 
-    return tuple(n for n in check_norms(prepared.options.norm, prepared.unigram) if n != "sum")
+    return tuple(n for n in check_norms(prepared.options.table.norm, prepared.unigram) if n != "sum")
 
 
 def _score(prepared: Any, sentences: list[str], progress: bool | None) -> Any:

@@ -118,8 +118,7 @@ class _FileRun:
 
     def __init__(self, job: JobSettings, input: Any, output: Any) -> None:
         self.settings, self.input = job, input
-        options = job.score_options
-        options.check()
+        options = job.score_options  # checked: a bad option fails before the input is read
         self.out_name = None if output is None or os.fspath(output) == "-" else os.fspath(output)
         self.fmt = output_format(self.out_name, job.table.format)
         if job.run.resume and self.out_name is None:

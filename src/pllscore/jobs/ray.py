@@ -127,8 +127,7 @@ def score_dataset(
     from pllscore.io.provenance import command_line, now
     from pllscore.io.writers import write_json
 
-    score_options = job.score_options
-    score_options.check()
+    score_options = job.score_options  # checked before Ray starts
     files, out = expand_inputs(inputs), Path(output_dir)
     settings = _settings_record(job, files, score_options)
     _open_output(out, settings, job.run)
@@ -173,13 +172,13 @@ def _settings_record(job: JobSettings, files: list[str], options: Any) -> dict[s
     kind = kind_from_model_name(name)
     asked = options.check_kind(kind, name)
     chosen = [kind] if kind in ("causal", "seq2seq") else list(job.text.metrics or (DEFAULT_METRIC,))
-    norms = options.norms(options.unigram or options.unigram_corpus)
+    norms = options.norms(options.table.unigram or options.table.unigram_corpus)
     identity = named_model_identity(name, job.model.revision)
     return {
         "inputs": files, "input_sha256": content_fingerprint(files), "model_fingerprint": identity["fingerprint"],
         "pllscore": __version__,
         **RECORD.settings(
-            job, asked, norms, _unigram_record(options) if norms else None, model=identity["name"],
+            job, asked, norms, _unigram_record(options.table) if norms else None, model=identity["name"],
             revision=identity["revision"], kind=kind, bos=True if kind == "causal" else None, metrics=chosen,
             eos=job.model.eos if kind == "seq2seq" else None,
         ),
@@ -315,19 +314,19 @@ def kind_from_model_name(model: str | os.PathLike[str]) -> str | None:
     return detect_kind(config)
 
 
-def _unigram_record(options: Any) -> dict[str, Any]:
+def _unigram_record(table: Any) -> dict[str, Any]:
     """The unigram counts' source as recorded: a file by its content (the driver never loads the tokenizer
     that counts a corpus), else what the model says of itself (wordfreq, counts given in Python)."""
     from pllscore.io.provenance import content_fingerprint
     from pllscore.results.unigram import load_unigram
 
-    if options.unigram_corpus is not None and not os.path.isfile(options.unigram_corpus):
-        raise InputError(f"unigram corpus {os.fspath(options.unigram_corpus)!r} not found; check the path")
+    if table.unigram_corpus is not None and not os.path.isfile(table.unigram_corpus):
+        raise InputError(f"unigram corpus {os.fspath(table.unigram_corpus)!r} not found; check the path")
     # a table is read (and checked) here too, before Ray starts
-    model = load_unigram(options.unigram) if options.unigram is not None else None
-    source = options.unigram_corpus if options.unigram_corpus is not None else options.unigram
+    model = load_unigram(table.unigram) if table.unigram is not None else None
+    source = table.unigram_corpus if table.unigram_corpus is not None else table.unigram
     path = os.fspath(source) if isinstance(source, (str, os.PathLike)) else None
     if path is not None and os.path.isfile(path):
-        kind = "corpus" if options.unigram_corpus is not None else "counts"
+        kind = "corpus" if table.unigram_corpus is not None else "counts"
         return {"file": os.path.abspath(path), "sha256": content_fingerprint([path]), "kind": kind}
     return model.describe() if model is not None else {"source": str(source)}

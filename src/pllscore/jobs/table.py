@@ -16,7 +16,7 @@ from typing import Any
 
 from pllscore.errors import InputError, InputTooLongError, NonFiniteError
 from pllscore.io.readers import InputTable
-from pllscore.settings import LEVELS, TableSettings, TextSettings, check_base
+from pllscore.settings import TableSettings, TextSettings
 
 __all__ = ["KEEP_TOKENS", "Prepared", "ScoreOptions", "TableJob", "check_metric_option", "output_rows"]
 
@@ -41,75 +41,47 @@ def check_metric_option(metrics: Any, models: Sequence[tuple[str, str]]) -> None
 
 @dataclass(frozen=True)
 class ScoreOptions:
-    """What to compute for each row of a table (see :func:`pllscore.score_file` for each option)."""
+    """What to compute for each row of a table (see :func:`pllscore.score_file` for each option): the
+    :class:`~pllscore.settings.TextSettings` and :class:`~pllscore.settings.TableSettings` it holds (checked
+    by themselves) and the model settings' mode for over-long texts."""
 
-    metrics: str | Sequence[str] | None = None
-    level: str = "sentence"
-    id_column: str | None = None
-    base: float | str = "e"
-    surprisal: bool = False
+    text: TextSettings = field(default_factory=TextSettings)
+    table: TableSettings = field(default_factory=TableSettings)
     long: str = "error"
-    norm: str | Sequence[str] | None = None
-    unigram: Any = None
-    unigram_corpus: Any = None
-    context: str | None = None
-    context_column: str | None = None
-    sep: str = " "
-    words: str = "tokenizer"
-    words_column: str | None = None
-    word_sep: str = " "
-    mask_by: str = "tokenizer"
-    outputs: Sequence[str] = ()
-    word_prob: str | None = None
-    convention: str = "paper"
+
+    def __post_init__(self) -> None:
+        """The one check a table adds to its settings (the Ray driver makes these options before starting Ray)."""
+        if not isinstance(self.text.words, str):
+            raise InputError("words must be 'tokenizer' or 'whitespace' here; give pre-segmented words in a column")
 
     @classmethod
     def from_settings(cls, text: TextSettings, table: TableSettings, long: str = "error") -> ScoreOptions:
         """The options of a :class:`~pllscore.settings.TextSettings` and a :class:`~pllscore.settings.TableSettings`
         (``long``: the model settings' mode for over-long texts)."""
-        keys = ("level", "id_column", "base", "surprisal", "norm", "unigram", "unigram_corpus")
-        given = {k: v for k, v in text.as_dict().items()}
-        given.update({k: getattr(table, k) for k in keys})
-        return cls(long=long, **given)
-
-    def check(self) -> None:
-        """The checks that need no model and no input (the Ray driver runs them before starting Ray)."""
-        from pllscore.plan.words import check_mask_by, check_words
-        from pllscore.scoring.encoding import check_convention
-
-        if self.level not in LEVELS:
-            raise InputError(f"unknown level {self.level!r}; choose sentence, word or token")
-        if self.context is not None and self.context_column is not None:
-            raise InputError("give either --context or --context-column, not both")
-        if self.context is not None and not isinstance(self.context, str):
-            raise InputError(f"context must be a string, got {type(self.context).__name__}")
-        if not isinstance(self.words, str):
-            raise InputError("words must be 'tokenizer' or 'whitespace' here; give pre-segmented words in a column")
-        check_words(self.words, 0)
-        if self.words_column is not None and self.words != "tokenizer":
-            raise InputError(f"give either --words {self.words} or --words-column {self.words_column}, not both")
-        check_mask_by(self.mask_by)
-        check_convention(self.convention)
-        check_base(self.base)
+        return cls(text, table, long)
 
     def check_columns(self, table: InputTable) -> None:
         """Refuse a table without the id, context or words column these options name."""
-        for name, what in ((self.id_column, "id"), (self.context_column, "context"), (self.words_column, "words")):
+        for name, what in (
+            (self.table.id_column, "id"),
+            (self.text.context_column, "context"),
+            (self.text.words_column, "words"),
+        ):
             if name is not None and name not in table.frame.columns:
                 cols = ", ".join(map(str, table.frame.columns))
                 raise InputError(f"{what} column {name!r} not in {table.source}; its columns are: {cols}")
 
     def check_kind(self, kind: str, name: str) -> tuple[str, ...]:
         """The checks that need the model's kind only; the per-token arrays the scorer must fill."""
-        check_metric_option(self.metrics, [(kind, name)])
-        return _check_outputs(self.outputs, self.word_prob, kind, self.level)
+        check_metric_option(self.text.metrics, [(kind, name)])
+        return _check_outputs(self.text.outputs, self.text.word_prob, kind, self.table.level)
 
     def norms(self, unigram: Any) -> tuple[str, ...]:
         """The norms that add columns (``sum`` and ``mean`` are always there), checked against ``unigram``."""
         from pllscore.results.norms import check_norms
 
-        norms = tuple(n for n in check_norms(self.norm, unigram) if n not in ("sum", "mean"))
-        if norms and self.level != "sentence":
+        norms = tuple(n for n in check_norms(self.table.norm, unigram) if n not in ("sum", "mean"))
+        if norms and self.table.level != "sentence":
             raise InputError(f"--norm {norms[0]} is a sentence score; use --level sentence")
         return norms
 
@@ -118,14 +90,15 @@ class ScoreOptions:
         from pllscore.metrics import resolve_metrics
         from pllscore.results.unigram import load_unigram
 
-        self.check()
         asked = self.check_kind(scorer.kind, scorer.name)
         if scorer.kind != "masked":  # one score, named after the kind ("causal", "seq2seq")
             metrics: tuple[str, ...] = (scorer.kind,)
         else:
-            given = self.metrics
+            given = self.text.metrics
             metrics = scorer.metric if given is None or given == [] else resolve_metrics(given)
-        uni = load_unigram(self.unigram, corpus=self.unigram_corpus, tokenizer=getattr(scorer, "tokenizer", None))
+        uni = load_unigram(
+            self.table.unigram, corpus=self.table.unigram_corpus, tokenizer=getattr(scorer, "tokenizer", None)
+        )
         norms = self.norms(uni)
         uni = uni if any(n in ("slor", "norm-lp") for n in norms) else None
         return Prepared(self, scorer, tuple(metrics), norms, uni, asked)
@@ -136,10 +109,10 @@ class ScoreOptions:
         from pllscore.scoring.words import words_meta
 
         out: dict[str, Any] = {}
-        if self.context or self.context_column is not None:
-            out.update(context=self.context, context_column=self.context_column, sep=self.sep)
-        out.update(words_meta(self.words, self.words_column, self.word_sep, self.mask_by))
-        out["convention"] = self.convention
+        if self.text.context or self.text.context_column is not None:
+            out.update(context=self.text.context, context_column=self.text.context_column, sep=self.text.sep)
+        out.update(words_meta(self.text.words, self.text.words_column, self.text.word_sep, self.text.mask_by))
+        out["convention"] = self.text.convention
         return out
 
 
@@ -176,8 +149,8 @@ class Prepared:
 
         o = self.options
         o.check_columns(table)
-        contexts = _contexts(table, o.context, o.context_column)
-        words = table_words(table, o.words, o.words_column, o.word_sep)
+        contexts = _contexts(table, o.text.context, o.text.context_column)
+        words = table_words(table, o.text.words, o.text.words_column, o.text.word_sep)
         job = TableJob(self, table, contexts, words)
         job.check()
         return job
@@ -220,9 +193,9 @@ class TableJob:
         """The encodings of rows ``lo:hi`` (None from a scorer that cannot encode apart: then only checked);
         an error names the input row."""
         o, table, scorer = self.prepared.options, self.table, self.prepared.scorer
-        given: dict[str, Any] = {"long": o.long, "convention": o.convention, "mask_by": o.mask_by}
+        given: dict[str, Any] = {"long": o.long, "convention": o.text.convention, "mask_by": o.text.mask_by}
         if self.contexts is not None:
-            given.update(context=self.contexts[lo:hi], sep=o.sep)
+            given.update(context=self.contexts[lo:hi], sep=o.text.sep)
         encode = getattr(scorer, "encode", None)
         try:
             if encode is None:  # a scorer-like object with check() and score() only
@@ -230,7 +203,7 @@ class TableJob:
                 scorer.check(self._texts[lo:hi], words=words, **given)
                 return None
             words = self.words if isinstance(self.words, str) else self.words[lo:hi]
-            return encode(self._texts[lo:hi], words=words, word_sep=o.word_sep, **given)
+            return encode(self._texts[lo:hi], words=words, word_sep=o.text.word_sep, **given)
         except InputTooLongError as e:
             i = lo + e.index
             where = table.where(i) if e.part is None else f"the {e.part} of {table.where(i)}"
@@ -248,7 +221,7 @@ class TableJob:
         p, o = self.prepared, self.prepared.options
         kwargs: dict[str, Any] = {"metric": list(p.metrics)} if p.scorer.kind == "masked" else {}
         if p.asked:
-            kwargs.update(outputs=p.outputs, word_prob=o.word_prob)
+            kwargs.update(outputs=p.outputs, word_prob=o.text.word_prob)
         if self._kept is not None and hi <= len(self._kept):
             encodings = self._kept[lo:hi]
         else:
@@ -257,11 +230,11 @@ class TableJob:
             if encodings is not None:
                 return p.scorer.score(encodings, progress=progress, **kwargs)
             if self.contexts is not None:
-                kwargs.update(context=self.contexts[lo:hi], sep=o.sep)
+                kwargs.update(context=self.contexts[lo:hi], sep=o.text.sep)
             words = self.words if isinstance(self.words, str) else self.words[lo:hi]
             return p.scorer.score(
-                self._texts[lo:hi], progress=progress, long=o.long, convention=o.convention, words=words,
-                word_sep=o.word_sep, mask_by=o.mask_by, **kwargs,
+                self._texts[lo:hi], progress=progress, long=o.long, convention=o.text.convention, words=words,
+                word_sep=o.text.word_sep, mask_by=o.text.mask_by, **kwargs,
             )  # fmt: skip
         except NonFiniteError as e:  # name the input line, not the position within the slice
             i = lo + e.index
@@ -271,7 +244,7 @@ class TableJob:
         """The output rows of input rows ``lo:hi``: their scores, with the input's columns at sentence level."""
         p, o = self.prepared, self.prepared.options
         return output_rows(
-            self.score(lo, hi), self.table, lo, hi, o.level, o.id_column, check_base(o.base), o.surprisal,
+            self.score(lo, hi), self.table, lo, hi, o.table.level, o.table.id_column, o.table.base, o.table.surprisal,
             norm=p.norms, unigram=p.unigram,
         )  # fmt: skip
 

@@ -106,7 +106,7 @@ def final_eos_logprobs(prepared: Any, sentences: Sequence[str]) -> list[float]:
     eos = getattr(getattr(scorer, "tokenizer", None), "eos_token_id", None)
     if eos is None:
         raise InputError(f"the tokenizer of {scorer.name!r} has no EOS token; drop --final-eos")
-    encodings = scorer.encode(list(sentences), long=options.long, convention=options.convention)
+    encodings = scorer.encode(list(sentences), long=options.long, convention=options.text.convention)
     sequences = []
     for sentence, e in zip(sentences, encodings.encoded):
         sequence = [*e.ids[: len(e.ids) - e.trail], eos]  # after the content, before any special token it adds
