@@ -2,10 +2,28 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 
 from pllscore.metrics import resolve_metrics
 from pllscore.results.scores import Results, SentenceScore
+from pllscore.scoring.encoding import Encodings
+
+
+def encode_words(texts, **options) -> Encodings:
+    """What a real scorer's ``encode`` returns, for a stand-in whose tokens are its texts' words: the texts, one
+    token id per word, and the options (long, context, words, convention, ...) they were encoded with."""
+    texts = [texts] if isinstance(texts, str) else list(texts)
+    encoded = [SimpleNamespace(ids=list(range(len(t.split()) or 1))) for t in texts]
+    return Encodings(texts=texts, encoded=encoded, made_by="fake", **options)
+
+
+def texts_of(texts) -> list[str]:
+    """The texts a stand-in is asked to score: given as a string, a list, or encoded (:func:`encode_words`)."""
+    if isinstance(texts, Encodings):
+        return list(texts.texts)
+    return [texts] if isinstance(texts, str) else list(texts)
 
 
 class FakeScorer:
@@ -18,12 +36,17 @@ class FakeScorer:
         self.asked: list[str] = []
 
     def check(self, texts, **options):
-        """Every text can be scored (the table job checks texts before scoring them)."""
+        """Every text can be scored."""
         return len(list(texts))
 
+    def encode(self, texts, **options):
+        """The texts encoded (the table job encodes them, which checks them, before scoring them)."""
+        return encode_words(texts, **options)
+
     def score(self, texts, *, metric=None, progress=None, spans=None, **options):
-        """``options``: the encoding options a real scorer takes (long, convention, words, ...), unused."""
-        texts = [texts] if isinstance(texts, str) else list(texts)
+        """``texts``: texts or their encodings; ``options``: the encoding options a real scorer takes (long,
+        convention, words, ...), unused."""
+        texts = texts_of(texts)
         self.asked.extend(texts)
         metrics = ("causal",) if self.kind == "causal" else (self.metric if metric is None else resolve_metrics(metric))
         items = [

@@ -11,6 +11,7 @@ import pytest
 from pllscore import InputError
 from pllscore.eval.runs import run_blimp, run_pairs
 from pllscore.results.scores import Results, SentenceScore
+from tests.fakes import encode_words, texts_of
 
 # text -> per-token log-probabilities; tokens are the words
 LOGPROBS = {"a b c": (-1, -1, -1), "a b": (-1, -1.5), "x": (-2,), "x y": (-1, -1.5)}
@@ -27,9 +28,12 @@ class WordScorer:
     def check(self, texts, **options):
         return len(list(texts))
 
+    def encode(self, texts, **options):
+        return encode_words(texts, **options)
+
     def score(self, texts, *, metric=None, progress=None, spans=None, **options):
         items = []
-        for i, t in enumerate(texts):
+        for i, t in enumerate(texts_of(texts)):
             words = t.split()
             offsets, at = [], 0
             for w in words:

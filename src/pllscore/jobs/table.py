@@ -184,26 +184,20 @@ class TableJob:
         n_kept, step = 0, 4096
         for lo in range(0, len(self._texts), step):
             encodings = self._encode(lo, min(lo + step, len(self._texts)))
-            if encodings is not None and len(kept) * step == lo and n_kept + encodings.n_tokens <= KEEP_TOKENS:
+            if len(kept) * step == lo and n_kept + encodings.n_tokens <= KEEP_TOKENS:
                 kept.append(encodings)
                 n_kept += encodings.n_tokens
         self._kept = Encodings.concat(kept) if kept else None
 
     def _encode(self, lo: int, hi: int) -> Any:
-        """The encodings of rows ``lo:hi`` (None from a scorer that cannot encode apart: then only checked);
-        an error names the input row."""
+        """The encodings of rows ``lo:hi``; an error names the input row."""
         o, table, scorer = self.prepared.options, self.table, self.prepared.scorer
         given: dict[str, Any] = {"long": o.long, "convention": o.text.convention, "mask_by": o.text.mask_by}
         if self.contexts is not None:
             given.update(context=self.contexts[lo:hi], sep=o.text.sep)
-        encode = getattr(scorer, "encode", None)
+        words = self.words if isinstance(self.words, str) else self.words[lo:hi]
         try:
-            if encode is None:  # a scorer-like object with check() and score() only
-                words = self.words if isinstance(self.words, str) else "tokenizer"  # lists: checked by table_words
-                scorer.check(self._texts[lo:hi], words=words, **given)
-                return None
-            words = self.words if isinstance(self.words, str) else self.words[lo:hi]
-            return encode(self._texts[lo:hi], words=words, word_sep=o.text.word_sep, **given)
+            return scorer.encode(self._texts[lo:hi], words=words, word_sep=o.text.word_sep, **given)
         except InputTooLongError as e:
             i = lo + e.index
             where = table.where(i) if e.part is None else f"the {e.part} of {table.where(i)}"
@@ -227,15 +221,7 @@ class TableJob:
         else:
             encodings = self._encode(lo, hi)
         try:
-            if encodings is not None:
-                return p.scorer.score(encodings, progress=progress, **kwargs)
-            if self.contexts is not None:
-                kwargs.update(context=self.contexts[lo:hi], sep=o.text.sep)
-            words = self.words if isinstance(self.words, str) else self.words[lo:hi]
-            return p.scorer.score(
-                self._texts[lo:hi], progress=progress, long=o.long, convention=o.text.convention, words=words,
-                word_sep=o.text.word_sep, mask_by=o.text.mask_by, **kwargs,
-            )  # fmt: skip
+            return p.scorer.score(encodings, progress=progress, **kwargs)
         except NonFiniteError as e:  # name the input line, not the position within the slice
             i = lo + e.index
             raise NonFiniteError(i, e.value, e.dtype, where=self.table.where(i)) from None
