@@ -73,7 +73,7 @@ class BlockScorer:
             return {"block": block, "rows": len(rows), "seconds": time.perf_counter() - t0, "attempt": attempt,
                     "provenance": None, "error": str(e)}  # fmt: skip
         record = run_record(self.scorer, self.prepared.metrics)
-        meta = {**self.settings, **self.prepared.meta(), **record, "block": block}
+        meta = {**self.settings, **record, "block": block}  # the driver's record of the settings, as in _meta.json
         # one atomic file per block (temporary name, fsync, rename): the block's commit point
         write_part(shard_path(self.out, block), out, "parquet", metadata={"pllscore": json.dumps(meta, default=str)})
         return {"block": block, "rows": len(rows), "seconds": time.perf_counter() - t0, "attempt": attempt,

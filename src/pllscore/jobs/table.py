@@ -103,18 +103,6 @@ class ScoreOptions:
         uni = uni if any(n in ("slor", "norm-lp") for n in norms) else None
         return Prepared(self, scorer, tuple(metrics), norms, uni, asked)
 
-    def meta(self) -> dict[str, Any]:
-        """The contexts, words and convention as a run records them (``resume`` compares them); the defaults
-        of the words options are left out, so that outputs written before them resume as before."""
-        from pllscore.scoring.words import words_meta
-
-        out: dict[str, Any] = {}
-        if self.text.context or self.text.context_column is not None:
-            out.update(context=self.text.context, context_column=self.text.context_column, sep=self.text.sep)
-        out.update(words_meta(self.text.words, self.text.words_column, self.text.word_sep, self.text.mask_by))
-        out["convention"] = self.text.convention
-        return out
-
 
 @dataclass
 class Prepared:
@@ -131,17 +119,6 @@ class Prepared:
     def outputs(self) -> list[str]:
         """The per-token outputs asked (entropy, rank), without the BOW correction's internal array."""
         return [n for n in self.asked if n != "word_correction"]
-
-    def meta(self) -> dict[str, Any]:
-        """What the run records of the options, with the metrics, norms and outputs as resolved."""
-        out = self.options.meta()
-        if self.norms:
-            out.update(norm=list(self.norms), unigram=self.unigram.describe() if self.unigram is not None else None)
-        if self.outputs:
-            out["outputs"] = self.outputs
-        if "word_correction" in self.asked:
-            out["word_prob"] = "bow"
-        return out
 
     def table(self, table: InputTable) -> TableJob:
         """Bind to ``table``: its contexts and words read and checked, every text checked (too long, empty, ...)."""

@@ -11,9 +11,9 @@ import json
 from typing import Any
 
 from pllscore.errors import InputError
-from pllscore.plan.words import check_mask_by, check_words, explicit_spans
+from pllscore.plan.words import check_words, explicit_spans
 
-__all__ = ["WORDS_KEYS", "table_words", "words_meta"]
+__all__ = ["WORDS_KEYS", "table_words"]
 
 #: the run-meta keys of the words settings; ``--resume`` refuses a change in any of them
 WORDS_KEYS = ("words", "words_column", "word_sep", "mask_by")
@@ -62,17 +62,4 @@ def table_words(table: Any, words: str, column: str | None, sep: str) -> str | l
         except InputError as e:
             raise InputError(f"{where}: {str(e).replace('of text 0', f'in column {column!r}')}") from None
         out.append(cell)
-    return out
-
-
-def words_meta(words: str, column: str | None, sep: str, mask_by: str) -> dict[str, Any]:
-    """The words settings for a run's meta; empty for the defaults (so older runs resume as before)."""
-    check_mask_by(mask_by)
-    out: dict[str, Any] = {}
-    if words != "tokenizer":
-        out["words"] = words
-    if column is not None:
-        out.update(words_column=column, word_sep=sep)
-    if mask_by != "tokenizer":
-        out["mask_by"] = mask_by
     return out
