@@ -23,6 +23,7 @@ token-by-token loop, with a random (not zero) padding embedding.
 from __future__ import annotations
 
 import sys
+import threading
 from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any, Literal
@@ -149,13 +150,16 @@ def probe(
     whose two identical passes differ is refused). Returns (mode, why), mode None when refused.
     """
     threads = torch.get_num_threads()
-    on_cpu = input_device(model).type == "cpu"
-    if on_cpu:  # inputs this small gain nothing from threads, and on shared cores lose much (5x) to them
+    # inputs this small gain nothing from threads, and on busy shared cores lose much to them (0.35 s on one
+    # thread, 4.6 s on two, on two cores shared with other jobs); torch's thread count is the process's, so it
+    # is lowered only while no other Python thread runs that could see it, and put back before returning
+    one = threads > 1 and input_device(model).type == "cpu" and threading.active_count() == 1
+    if one:
         torch.set_num_threads(1)
     try:
         return _probe(model, list(short), list(long), pad_id, tolerance)
     finally:
-        if on_cpu:
+        if one:
             torch.set_num_threads(threads)
 
 
