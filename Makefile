@@ -1,4 +1,4 @@
-# Entry points: `make demo`, `make test`, `make docs` and `make test-real`. Each creates .venv on first use.
+# Entry points: `make demo`, `make test`, `make docs`, `make test-real`, `make test-gpu`. Each creates .venv on first use.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -19,7 +19,7 @@ $(BIN)/.installed: pyproject.toml requirements.lock
 	       && $(BIN)/pip install -q -e ".[$(EXTRAS)]"; }
 	touch $@
 
-.PHONY: demo test test-real docs venv lock
+.PHONY: demo test test-gpu test-real docs venv lock
 venv: $(BIN)/.installed
 
 demo: venv
@@ -35,6 +35,21 @@ test: venv
 	$(BIN)/python scripts/structure.py --check
 	scripts/check-install.sh
 	$(BIN)/python -m pytest -q --durations=10
+
+# the exactness tests on CUDA (those marked gpu: the oracle to 1e-5, batch invariance, the architecture matrix,
+# bfloat16 error bounds, float32 with TF32 switched on), the oracle a float64 copy on the CPU (tests/device.py);
+# one line and exit 0 where torch sees no GPU. PLLSCORE_TEST_DEVICE=cpu runs the same selection on the CPU (the
+# mechanism's own check). Where there is no venv (the GPU machine: python3 with torch, transformers, pytest and
+# hypothesis), name its python: make test-gpu TEST_PY=python3. About 4 minutes on one H100 at most.
+TEST_PY ?= $(BIN)/python
+GPU_TESTS := tests/engine/test_against_oracle.py tests/engine/test_invariance.py tests/engine/test_architectures.py \
+  tests/engine/test_architectures_probe.py tests/engine/test_architectures_seq2seq.py tests/engine/test_precision.py
+test-gpu: $(if $(filter $(BIN)/python,$(TEST_PY)),venv,)
+	@dev="$${PLLSCORE_TEST_DEVICE:-$$($(TEST_PY) -c 'import torch; print("cuda" if torch.cuda.is_available() else "")')}"; \
+	if [ -z "$$dev" ]; then echo "make test-gpu: skipped, no CUDA GPU (PLLSCORE_TEST_DEVICE=cpu runs it on the CPU)"; \
+	else echo "make test-gpu: the exactness tests on $$dev"; \
+	  PLLSCORE_TEST_DEVICE=$$dev PYTHONPATH=src$${PYTHONPATH:+:$$PYTHONPATH} $(TEST_PY) -m pytest -q -m gpu \
+	    -p no:cacheprovider --durations=10 $(GPU_TESTS); fi
 
 # the documentation site into site/ (open site/index.html); a broken link, anchor or API name fails it
 docs: venv

@@ -7,6 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.device import on_device
+from tests.ray_session import ray_cluster  # noqa: F401  (one local Ray for the run, tests/ray_session.py)
+
 # huggingface_hub reads these once, at import: set them before anything imports it
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["TRANSFORMERS_OFFLINE"] = "1"
@@ -33,6 +36,13 @@ SENTENCES = [
 ]
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "gpu: an exactness test that `make test-gpu` runs with its models on PLLSCORE_TEST_DEVICE (tests/device.py)",
+    )
+
+
 @pytest.fixture(autouse=True)
 def _offline(monkeypatch: pytest.MonkeyPatch) -> None:
     # an accidental download fails at once instead of hanging or passing by luck
@@ -44,7 +54,7 @@ def _seeded(build):
     import torch
 
     torch.manual_seed(0)
-    return build().eval()
+    return on_device(build().eval())  # seeded on the CPU, then moved: the same weights on every device
 
 
 def _masked_models():

@@ -1,11 +1,15 @@
 """The naive reference: one unbatched forward pass per masked copy, full logits.
 
-Written straight from the metric definitions; shares no code with pllscore's plan or engine.
+Written straight from the metric definitions; shares no code with pllscore's plan or engine. When the
+tests run on another device (``PLLSCORE_TEST_DEVICE``, ``make test-gpu``), each function runs a float64 copy
+of the model on the CPU instead (:func:`tests.device.reference`).
 """
 
 from __future__ import annotations
 
 import torch
+
+from tests.device import reference
 
 
 def mask_set(metric: str, t: int, word_ids: list[int | None]) -> set[int]:
@@ -49,6 +53,7 @@ def masked_logprobs(model, tokenizer, text: str, metric: str, groups: list[int] 
 @torch.inference_mode()
 def causal_logprobs(model, tokenizer, text: str) -> list[float]:
     """Per token of ``text`` after a BOS (the tokenizer's own, else BOS/EOS put in front)."""
+    model = reference(model)
     bos = tokenizer.bos_token_id if tokenizer.bos_token_id is not None else tokenizer.eos_token_id
     ids = tokenizer(text)["input_ids"]
     if ids[0] != bos:
@@ -73,6 +78,7 @@ def masked_outputs(
 ) -> list[tuple[float, float, int]]:
     """Per non-special token of ``text``: (log-probability, entropy, rank) at its masked position under
     ``metric``; ``groups`` as for :func:`masked_logprobs`."""
+    model = reference(model)
     enc = tokenizer(text)
     ids, word_ids = enc["input_ids"], enc.word_ids()
     if groups is not None:
@@ -91,6 +97,7 @@ def masked_outputs(
 @torch.inference_mode()
 def causal_outputs(model, tokenizer, text: str) -> list[tuple[float, float, int]]:
     """Per token of ``text`` after a BOS (as :func:`causal_logprobs`): (log-probability, entropy, rank)."""
+    model = reference(model)
     bos = tokenizer.bos_token_id if tokenizer.bos_token_id is not None else tokenizer.eos_token_id
     ids = tokenizer(text)["input_ids"]
     if ids[0] != bos:
@@ -103,6 +110,7 @@ def causal_outputs(model, tokenizer, text: str) -> list[tuple[float, float, int]
 def masked_window_logprobs(model, tok, text: str, metric: str, limit: int) -> list[float]:
     """Each target masked in its own [CLS] window [SEP] of ``limit`` tokens, centred on it and kept inside the
     text, or the whole text when it fits; one unpadded pass per copy."""
+    model = reference(model)
     enc = tok(text)
     ids, wids = enc["input_ids"], enc.word_ids()
     content, cwids = ids[1:-1], wids[1:-1]
@@ -124,6 +132,7 @@ def masked_window_logprobs(model, tok, text: str, metric: str, limit: int) -> li
 def seq2seq_logprobs(model, tokenizer, text: str, source: str = "") -> list[float]:
     """Per label of ``text`` (encoded with its special tokens), its log-probability given ``source``: one
     unbatched, unpadded teacher-forced pass, as ``model(input_ids=source, labels=text)`` computes its loss."""
+    model = reference(model)
     src = tokenizer(source)["input_ids"]
     labels = tokenizer(text)["input_ids"]
     logits = model(input_ids=torch.tensor([src]), labels=torch.tensor([labels])).logits[0].double()
@@ -133,6 +142,7 @@ def seq2seq_logprobs(model, tokenizer, text: str, source: str = "") -> list[floa
 @torch.inference_mode()
 def seq2seq_loss_total(model, tokenizer, text: str, source: str = "") -> float:
     """Minus the model's own summed loss of ``text`` given ``source``."""
+    model = reference(model)
     src = tokenizer(source)["input_ids"]
     labels = tokenizer(text)["input_ids"]
     out = model(input_ids=torch.tensor([src]), labels=torch.tensor([labels]))

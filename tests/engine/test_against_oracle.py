@@ -9,6 +9,9 @@ from pllscore import CausalScorer, MaskedScorer
 from pllscore.metrics import METRICS
 from tests import oracle
 from tests.conftest import MASKED_FAMILIES, SENTENCES
+from tests.device import reference
+
+pytestmark = pytest.mark.gpu  # make test-gpu: the same on CUDA (tests/device.py)
 
 ATOL = 1e-5
 # families whose last encoder layer runs only at the read positions (engine/last_layer.py)
@@ -95,7 +98,7 @@ def test_causal_without_bos_leaves_first_token_unscored(causal_models):
 
     ids = tok("The cat sat on the mat.", add_special_tokens=False)["input_ids"]
     with torch.inference_mode():
-        logits = model(input_ids=torch.tensor([ids])).logits[0].double()
+        logits = reference(model)(input_ids=torch.tensor([ids])).logits[0].double()
     want = [torch.log_softmax(logits[i - 1], -1)[ids[i]].item() for i in range(1, len(ids))]
     np.testing.assert_allclose(r.logprobs[1:], want, atol=ATOL, rtol=0)
 

@@ -22,6 +22,9 @@ from pllscore import CausalScorer, MaskedScorer
 from pllscore.engine import padding, prefix_tree
 from tests import oracle
 from tests import tokenizers_fixtures as tf
+from tests.device import on_device, reference
+
+pytestmark = pytest.mark.gpu  # make test-gpu: the same on CUDA (tests/device.py)
 
 TEXTS = ["The cat sat on the mat.", "She went to the store yesterday!", "A dog ran."]
 # short texts that share prefixes, within the sliding windows below, for the prefix-tree proof
@@ -226,7 +229,7 @@ def built(arch: str) -> tuple[Any, Any]:
         with torch.no_grad():
             row = model.get_input_embeddings().weight[pad]
             row.copy_(torch.randn_like(row))
-        _BUILT[arch] = (model.eval(), tok)
+        _BUILT[arch] = (on_device(model.eval()), tok)
     return _BUILT[arch]
 
 
@@ -253,6 +256,7 @@ def test_masked_architecture_is_exact(arch):
 @torch.inference_mode()
 def _masked_oracle(model: Any, tok: Any, text: str) -> dict[str, list[float]]:
     """Per metric, what :func:`tests.oracle.masked_logprobs` gives, each distinct masked copy run once."""
+    model = reference(model)
     enc = tok(text)
     ids, word_ids = enc["input_ids"], enc.word_ids()
     copies: dict[frozenset[int], torch.Tensor] = {}

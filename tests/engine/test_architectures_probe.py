@@ -30,6 +30,9 @@ from pllscore.engine import padding
 from pllscore.errors import ModelError
 from tests import oracle
 from tests import tokenizers_fixtures as tf
+from tests.device import DEVICE, on_device
+
+pytestmark = pytest.mark.gpu  # make test-gpu: the same on CUDA (tests/device.py)
 
 TEXTS = ["The cat sat on the mat.", "She went to the store yesterday!", "A dog ran.", "The cat sat."]
 
@@ -90,7 +93,7 @@ AutoModelForCausalLM.register(LeakyConfig, LeakyForCausalLM, exist_ok=True)
 
 def _leaky(cls, tok, leak: str):
     torch.manual_seed(0)
-    return cls(LeakyConfig(vocab_size=len(tok), leak=leak, pad_token_id=tok.pad_token_id)).eval()
+    return on_device(cls(LeakyConfig(vocab_size=len(tok), leak=leak, pad_token_id=tok.pad_token_id)).eval())
 
 
 def test_an_unknown_padding_dependent_masked_lm_is_caught_at_load_and_scored_exactly(tmp_path, capsys):
@@ -100,7 +103,7 @@ def test_an_unknown_padding_dependent_masked_lm_is_caught_at_load_and_scored_exa
     tok.save_pretrained(tmp_path)
     assert "leaky-test" not in padding.PADDED
     capsys.readouterr()
-    scorer = pllscore.load(tmp_path, device="cpu")
+    scorer = pllscore.load(tmp_path, device=DEVICE or "cpu")
     note = [line for line in capsys.readouterr().err.splitlines() if line.startswith("pllscore")]
     assert len(note) == 1 and "leaky-test" in note[0] and "without padding" in note[0], note
     assert "changed its log-probabilities" in note[0]

@@ -25,6 +25,9 @@ from pllscore.engine.seq2seq import HEAD_LAST, STEM_SHARING
 from pllscore.scoring.seq2seq import SEQ2SEQ_PADDED
 from tests import oracle
 from tests import tokenizers_fixtures as tf
+from tests.device import on_device
+
+pytestmark = pytest.mark.gpu  # make test-gpu: the same on CUDA (tests/device.py)
 
 # a text alone, a long and a short one, each with and without a source; the sources differ in length too
 TEXTS = ["The cat sat on the mat.", "She went to the store yesterday, and she was happy!", "A dog ran."]
@@ -114,7 +117,7 @@ def built(arch: str) -> tuple[Any, Any]:
             for emb in {id(e): e for e in (model.get_input_embeddings(), model.get_decoder().embed_tokens)}.values():
                 row = emb.weight[tok.pad_token_id]
                 row.copy_(torch.randn_like(row))
-        _BUILT[arch] = (model.eval(), tok)
+        _BUILT[arch] = (on_device(model.eval()), tok)
     return _BUILT[arch]
 
 

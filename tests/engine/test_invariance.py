@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pllscore import CausalScorer, MaskedScorer
 from tests import tokenizers_fixtures as tf
+
+pytestmark = pytest.mark.gpu  # make test-gpu: the same on CUDA (tests/device.py)
 
 WORDS = tf.WHOLE_WORDS + ["hooligan", "marauder", "Carnivores", "didn't", "unbelievable"]
 texts = st.lists(st.lists(st.sampled_from(WORDS), min_size=1, max_size=9).map(" ".join), min_size=1, max_size=6)

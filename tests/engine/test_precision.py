@@ -1,4 +1,5 @@
-"""dtype=bfloat16/float16: autocast over float32 weights; close to, not equal to, float32."""
+"""dtype=bfloat16/float16: autocast over float32 weights; close to, not equal to, float32. float32 stays exact
+whatever the process set (TF32 on CUDA, bf16/TF32 through oneDNN on CPUs)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ import torch
 
 from pllscore import CausalScorer, InputError, MaskedScorer
 from tests.conftest import SENTENCES
+
+pytestmark = pytest.mark.gpu  # make test-gpu: the same on CUDA (tests/device.py)
 
 
 @pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
@@ -40,18 +43,27 @@ def _fp32_state():
     return [_backend(p).fp32_precision for p in _FP32_BACKENDS]
 
 
-@pytest.fixture
-def lowered_float32():
-    """The process's float32 products lowered as Lightning lowers them, put back afterwards."""
+def _lowered(precision: str):
+    """The process's float32 products lowered to ``precision`` as Lightning lowers them, put back afterwards."""
     if not hasattr(torch.backends.cuda.matmul, "fp32_precision"):
         pytest.skip("torch before 2.9 has only the legacy switches")
-    before = _fp32_state()
-    torch.set_float32_matmul_precision("medium")  # cuBLAS TF32, oneDNN bf16
-    yield
     from pllscore.engine.executor import _FP32_BACKENDS, _backend
 
+    before = _fp32_state()
+    torch.set_float32_matmul_precision(precision)
+    yield
     for p, b in zip(_FP32_BACKENDS, before):
         _backend(p).fp32_precision = b
+
+
+@pytest.fixture
+def lowered_float32():
+    yield from _lowered("medium")  # cuBLAS TF32, oneDNN bf16
+
+
+@pytest.fixture
+def tf32_on():
+    yield from _lowered("high")  # TF32 on cuBLAS (and oneDNN)
 
 
 @pytest.mark.parametrize("kind", ["masked", "causal"])
@@ -81,3 +93,26 @@ def test_float32_scores_do_not_move_under_a_lowered_global_setting(causal_models
     got = CausalScorer(model, tok).score(SENTENCES[:3])
     for r in got:
         np.testing.assert_allclose(r.logprobs, oracle.causal_logprobs(model, tok, r.text), atol=1e-5, rtol=0)
+
+
+@pytest.mark.parametrize("family", ["bert-wordpiece", "gpt2-bpe", "llama-unigram"])
+def test_float32_scores_equal_a_float64_oracle_with_tf32_on(masked_models, causal_models, tf32_on, family):
+    """TF32 switched on globally (``set_float32_matmul_precision("high")``): within 1e-5 of the oracle in float64.
+
+    On an H200 without the guard, the tiny models' totals moved 4e-3 to 6e-3 nats away from the oracle.
+    """
+    from tests import oracle
+    from tests.device import float64_copy
+
+    lowered = _fp32_state()
+    if family in masked_models:
+        model, tok = masked_models[family]
+        got = MaskedScorer(model, tok).score(SENTENCES[:3], metric="all")
+        want = [oracle.masked_logprobs(float64_copy(model), tok, r.text, r.metric) for r in got]
+    else:
+        model, tok = causal_models[family]
+        got = CausalScorer(model, tok).score(SENTENCES[:3])
+        want = [oracle.causal_logprobs(float64_copy(model), tok, r.text) for r in got]
+    assert _fp32_state() == lowered and "tf32" in lowered  # the user's setting still on after scoring
+    for r, w in zip(got, want):
+        np.testing.assert_allclose(r.logprobs, w, atol=1e-5, rtol=0, err_msg=f"{family} {r.metric} {r.text!r}")
