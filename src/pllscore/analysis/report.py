@@ -87,6 +87,26 @@ def _provenance(runs: list[dict[str, Any]]) -> tuple[str, str]:
     return "<ul>" + "".join(items_html) + "</ul>", "\n".join(items_md)
 
 
+def _opening(
+    title: str, folder: Path, note: str, table: Any, digits: int = 1, *, note_html: str | None = None
+) -> tuple[list[str], list[str]]:
+    """A section's heading, note and main table, in HTML and in Markdown (``note_html``: the note written in HTML)."""
+    parts = [
+        f"<h2>{title} <span class='note'>({html.escape(folder.name)})</span></h2>",
+        f"<p class='note'>{html.escape(note) if note_html is None else note_html}</p>",
+        _table(table, digits=digits),
+    ]
+    return parts, [f"## {title} ({folder.name})", "", note, "", _md(table, digits=digits), ""]
+
+
+def _closing(parts: list[str], md: list[str], runs: list[dict[str, Any]]) -> tuple[str, str]:
+    """The section's HTML and Markdown, with how ``runs`` were made at the end."""
+    prov_html, prov_md = _provenance(runs)
+    parts += ["<h3>How it was made</h3>", prov_html]
+    md += ["How it was made:", "", prov_md, ""]
+    return "\n".join(parts), "\n".join(md)
+
+
 def _blimp_section(folder: Path, meta: dict[str, Any]) -> tuple[str, str]:
     import pandas as pd
 
@@ -106,13 +126,7 @@ def _blimp_section(folder: Path, meta: dict[str, Any]) -> tuple[str, str]:
             "the phenomena columns use the summed score."
         )
     what += _unscored_note(folder)
-    prov_html, prov_md = _provenance(meta.get("runs", []))
-    parts = [
-        f"<h2>{title} <span class='note'>({html.escape(folder.name)})</span></h2>",
-        f"<p class='note'>{what}</p>",
-        _table(summary),
-    ]
-    md = [f"## {title} ({folder.name})", "", html.unescape(what), "", _md(summary), ""]
+    parts, md = _opening(title, folder, html.unescape(what), summary, note_html=what)
     if kind == "blimp" and (folder / "paradigms.csv").exists():
         par = pd.read_csv(folder / "paradigms.csv")
         values = ["accuracy", *(f"accuracy_{n}" for n in norms if f"accuracy_{n}" in par.columns)]
@@ -124,9 +138,7 @@ def _blimp_section(folder: Path, meta: dict[str, Any]) -> tuple[str, str]:
             f"{m} {k}" + (f" {v.removeprefix('accuracy_')}" if v != "accuracy" else "") for v, m, k in wide.columns
         ]
         parts += ["<details><summary>Per paradigm</summary>", _table(wide.reset_index()), "</details>"]
-    parts += ["<h3>How it was made</h3>", prov_html]
-    md += ["How it was made:", "", prov_md, ""]
-    return "\n".join(parts), "\n".join(md)
+    return _closing(parts, md, meta.get("runs", []))
 
 
 #: what each normalised score is, for the report's notes
@@ -175,21 +187,13 @@ def _diagnose_section(folder: Path, meta: dict[str, Any]) -> tuple[str, str]:
         f"({meta.get('frequency_measure')}); agreement: r between masked and causal sentence scores. "
         "Each cell: r [95% CI]."
     )
-    parts = [
-        f"<h2>Metric diagnostics <span class='note'>({html.escape(folder.name)})</span></h2>",
-        f"<p class='note'>{html.escape(text)}</p>",
-        _table(wide),
-    ]
-    md = [f"## Metric diagnostics ({folder.name})", "", text, "", _md(wide), ""]
+    parts, md = _opening("Metric diagnostics", folder, text, wide)
     if oov is not None:
         parts += ["<h3>Words split into several tokens</h3>", _table(oov, digits=3)]
         md += ["Words split into several tokens:", "", _md(oov, digits=3), ""]
     for png in sorted(folder.glob("*.png")):
         parts.append(_img(png))
-    prov_html, prov_md = _provenance([meta])
-    parts += ["<h3>How it was made</h3>", prov_html]
-    md += ["How it was made:", "", prov_md, ""]
-    return "\n".join(parts), "\n".join(md)
+    return _closing(parts, md, [meta])
 
 
 def _syntaxgym_section(folder: Path, meta: dict[str, Any]) -> tuple[str, str]:
@@ -206,12 +210,7 @@ def _syntaxgym_section(folder: Path, meta: dict[str, Any]) -> tuple[str, str]:
         "aggregated by the suite's metric (sum by default); a masked LM's are PLL token surprisals under its metric, "
         "not incremental ones. Figures: mean over items per region and condition, bars = standard error."
     )
-    parts = [
-        f"<h2>SyntaxGym test suites <span class='note'>({html.escape(folder.name)})</span></h2>",
-        f"<p class='note'>{html.escape(text)}</p>",
-        _table(summary, digits=2),
-    ]
-    md = [f"## SyntaxGym test suites ({folder.name})", "", text, "", _md(summary, digits=2), ""]
+    parts, md = _opening("SyntaxGym test suites", folder, text, summary, digits=2)
     if "accuracy.png" in pngs:
         parts.append(_png(pngs["accuracy.png"], "accuracy"))
     for suite in dict.fromkeys(regions["suite"].astype(str)):
@@ -225,10 +224,7 @@ def _syntaxgym_section(folder: Path, meta: dict[str, Any]) -> tuple[str, str]:
             md += [f"{i}. `{f}`" for i, f in enumerate(listed)] + [""]
         parts.append(_png(pngs[figure_name(suite)], f"regions of {suite}"))
     runs = [{**r, "models": [r["model"]] if r.get("model") else []} for r in meta.get("runs", [])]
-    prov_html, prov_md = _provenance(runs)
-    parts += ["<h3>How it was made</h3>", prov_html]
-    md += ["How it was made:", "", prov_md, ""]
-    return "\n".join(parts), "\n".join(md)
+    return _closing(parts, md, runs)
 
 
 def _reading_times_section(folder: Path, meta: dict[str, Any]) -> tuple[str, str]:
@@ -241,17 +237,9 @@ def _reading_times_section(folder: Path, meta: dict[str, Any]) -> tuple[str, str
         "ΔLL = held-out log-likelihood per word (nats) that surprisal and its spillover add to a baseline of word "
         "length and frequency (cross-validated by text), ± standard error; coef = in-sample ms per bit of surprisal."
     )
-    parts = [
-        f"<h2>Reading times <span class='note'>({html.escape(folder.name)})</span></h2>",
-        f"<p class='note'>{html.escape(text)}</p>",
-        _table(fits, digits=4),
-        *(_png(data, name) for name, data in pngs.items()),
-    ]
-    md = [f"## Reading times ({folder.name})", "", text, "", _md(fits, digits=4), ""]
-    prov_html, prov_md = _provenance([meta])
-    parts += ["<h3>How it was made</h3>", prov_html]
-    md += ["How it was made:", "", prov_md, ""]
-    return "\n".join(parts), "\n".join(md)
+    parts, md = _opening("Reading times", folder, text, fits, digits=4)
+    parts += [_png(data, name) for name, data in pngs.items()]
+    return _closing(parts, md, [meta])
 
 
 def _formulas(folder: Path) -> dict[str, list[str]]:

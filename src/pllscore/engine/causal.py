@@ -8,17 +8,16 @@ from typing import Any
 import numpy as np
 import torch
 
-from pllscore.engine.executor import precision, run_batches
+from pllscore.engine.executor import Engine, precision, run_batches
 from pllscore.engine.heads import split_causal_lm
 from pllscore.engine.padding import Batching
-from pllscore.engine.placement import input_device
 from pllscore.engine.prefix_tree import plan_trees, run_trees, supports_trees
 from pllscore.engine.readout import Wants, pick_outputs, read_outputs
 
 __all__ = ["CausalEngine"]
 
 
-class CausalEngine:
+class CausalEngine(Engine):
     """Scores token sequences with one causal LM."""
 
     def __init__(
@@ -31,19 +30,10 @@ class CausalEngine:
         share_prefixes: bool = True,
         padding: Batching = "pad",
     ) -> None:
-        self.model = model
-        # "pad": texts of any lengths share a batch; "equal"/"single": never padded (engine/padding.py)
-        self.padding = padding
+        super().__init__(model, pad_token_id=pad_token_id, vocab_size=vocab_size, autocast=autocast, padding=padding)
         # run shared prefixes once (prefix trees) where the model supports it exactly
         self.share_prefixes = share_prefixes
-        self.pad_token_id = pad_token_id
-        self.vocab_size = vocab_size
-        self.autocast = autocast  # None: float32, exact
         self.parts = split_causal_lm(model)
-
-    @property
-    def device(self) -> torch.device:
-        return input_device(self.model)
 
     def run(
         self, sequences: Sequence[Sequence[int]], *, max_tokens: int, progress: bool | None = None

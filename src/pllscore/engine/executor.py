@@ -15,10 +15,28 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
+from pllscore.engine.placement import input_device
 from pllscore.errors import ModelError
 from pllscore.plan.batching import pack
 
-__all__ = ["full_float32", "precision", "run_batches"]
+__all__ = ["Engine", "full_float32", "precision", "run_batches"]
+
+
+class Engine:
+    """What every engine (masked, causal, encoder-decoder) holds: the model, how its batches are padded
+    (``padding``: "pad", items of any lengths share a batch; "equal"/"single", never padded: engine/padding.py),
+    its pad token, its vocabulary size and the type it autocasts to (None: float32, exact)."""
+
+    def __init__(self, model: Any, *, pad_token_id: int, vocab_size: int, autocast: Any, padding: str) -> None:
+        self.model = model
+        self.padding = padding
+        self.pad_token_id = pad_token_id
+        self.vocab_size = vocab_size
+        self.autocast = autocast
+
+    @property
+    def device(self) -> torch.device:
+        return input_device(self.model)
 
 
 def precision(device: torch.device, dtype: torch.dtype | None) -> Any:

@@ -12,18 +12,17 @@ from typing import Any
 import numpy as np
 import torch
 
-from pllscore.engine.executor import precision, run_batches
+from pllscore.engine.executor import Engine, precision, run_batches
 from pllscore.engine.heads import split_masked_lm
 from pllscore.engine.last_layer import TargetRowsLastLayer
 from pllscore.engine.padding import Batching
-from pllscore.engine.placement import input_device
 from pllscore.engine.readout import Wants, pick_logprobs, pick_outputs, read_logprobs, read_outputs
 from pllscore.plan.masks import MaskPlan
 
 __all__ = ["MaskedEngine"]
 
 
-class MaskedEngine:
+class MaskedEngine(Engine):
     """Scores the reads of mask plans with one masked LM."""
 
     def __init__(
@@ -36,19 +35,10 @@ class MaskedEngine:
         autocast: torch.dtype | None = None,
         padding: Batching = "pad",
     ) -> None:
-        self.model = model
-        # "pad": copies of any lengths share a batch; "equal"/"single": never padded (engine/padding.py)
-        self.padding = padding
+        super().__init__(model, pad_token_id=pad_token_id, vocab_size=vocab_size, autocast=autocast, padding=padding)
         self.mask_token_id = mask_token_id
-        self.pad_token_id = pad_token_id
-        self.vocab_size = vocab_size
-        self.autocast = autocast  # None: float32, exact
         self.parts = split_masked_lm(model)
         self.last_layer = TargetRowsLastLayer.for_encoder(self.parts[0]) if self.parts is not None else None
-
-    @property
-    def device(self) -> torch.device:
-        return input_device(self.model)
 
     def run(self, plan: MaskPlan, *, max_tokens: int, progress: bool | None = None) -> np.ndarray:
         """Log-probability (nats, float64) of every read of ``plan``, in read order."""

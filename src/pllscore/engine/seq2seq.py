@@ -23,9 +23,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from pllscore.engine.executor import precision, run_batches
+from pllscore.engine.executor import Engine, precision, run_batches
 from pllscore.engine.padding import Batching
-from pllscore.engine.placement import input_device
 from pllscore.engine.readout import Wants, pick_outputs
 from pllscore.plan.stems import StemPlan, plan_stems
 
@@ -56,7 +55,7 @@ def decoder_start(model: Any) -> int:
     raise ValueError(f"{type(model).__name__} has no decoder_start_token_id")
 
 
-class Seq2SeqEngine:
+class Seq2SeqEngine(Engine):
     """Scores (source, labels) pairs of token ids with one encoder-decoder LM."""
 
     def __init__(
@@ -69,11 +68,7 @@ class Seq2SeqEngine:
         padding: Batching = "pad",
         share_stems: bool = True,
     ) -> None:
-        self.model = model
-        self.padding = padding
-        self.pad_token_id = pad_token_id
-        self.vocab_size = vocab_size
-        self.autocast = autocast
+        super().__init__(model, pad_token_id=pad_token_id, vocab_size=vocab_size, autocast=autocast, padding=padding)
         self.start = decoder_start(model)
         self.encoder = model.get_encoder()
         head = model.get_output_embeddings() if getattr(model.config, "model_type", None) in HEAD_LAST else None
@@ -82,10 +77,6 @@ class Seq2SeqEngine:
         self._encoded: Any = None
         arch = getattr(model.config, "model_type", None)
         self.share_stems = share_stems and padding == "pad" and arch in STEM_SHARING
-
-    @property
-    def device(self) -> torch.device:
-        return input_device(self.model)
 
     def run(
         self,

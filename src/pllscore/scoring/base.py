@@ -59,6 +59,7 @@ class Scorer:
     """
 
     kind: Kind
+    one_score = ""  # a kind with one score, named after it: what the score is (a metric's error)
 
     def __init__(
         self,
@@ -143,8 +144,11 @@ class Scorer:
         return encode(self.tokenizer, texts, **options)
 
     def _metrics(self, metric: str | Sequence[str] | None) -> tuple[str, ...]:
-        """The metrics ``score(metric=...)`` asks for, checked (None: the scorer's own)."""
-        raise NotImplementedError
+        """The metrics ``score(metric=...)`` asks for, checked (None: the scorer's own); a kind with many
+        (masked) overrides this, the kinds with one score (named after the kind) keep it."""
+        if metric not in (None, self.kind):
+            raise InputError(f"metric {metric!r} does not apply: {self.one_score}, so leave metric out")
+        return (self.kind,)
 
     def _outputs(self, outputs: str | Sequence[str] | None, word_prob: str | None) -> tuple[str, ...]:
         """The per-token arrays :meth:`_run` must fill besides the scores (:func:`check_outputs`)."""

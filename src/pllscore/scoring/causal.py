@@ -33,6 +33,7 @@ class CausalScorer(Scorer):
     """
 
     kind: Kind = "causal"
+    one_score = "a causal LM's score is its log-likelihood (metrics are masked-LM PLL metrics)"
 
     def __init__(
         self,
@@ -75,14 +76,6 @@ class CausalScorer(Scorer):
         """The ids of ``"a"`` without and with the tokenizer's own special tokens: what it adds around a text."""
         tok = self.tokenizer
         return tok("a", add_special_tokens=False)["input_ids"], tok("a", add_special_tokens=True)["input_ids"]
-
-    def _metrics(self, metric: str | Sequence[str] | None) -> tuple[str, ...]:
-        if metric not in (None, "causal"):
-            raise InputError(
-                f"metric {metric!r} is a masked-LM (PLL) metric; a causal LM's score is its log-likelihood, "
-                "so leave metric out"
-            )
-        return ("causal",)
 
     def _outputs(self, outputs: str | Sequence[str] | None, word_prob: str | None) -> tuple[str, ...]:
         asked = super()._outputs(outputs, word_prob)

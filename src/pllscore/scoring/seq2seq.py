@@ -58,6 +58,7 @@ class Seq2SeqScorer(Scorer):
     """
 
     kind: Kind = "seq2seq"
+    one_score = "an encoder-decoder LM's score is log P(text | source)"
 
     def __init__(self, model: Any, tokenizer: Any, *, eos: bool = True, **kwargs: Any) -> None:
         super().__init__(model, tokenizer, **kwargs)
@@ -85,14 +86,6 @@ class Seq2SeqScorer(Scorer):
             file=sys.stderr,
         )
         return "single"
-
-    def _metrics(self, metric: str | Sequence[str] | None) -> tuple[str, ...]:
-        if metric not in (None, "seq2seq"):
-            raise InputError(
-                f"metric {metric!r} is not an encoder-decoder metric; an encoder-decoder LM's score is "
-                "log P(text | source), so leave metric out"
-            )
-        return ("seq2seq",)
 
     def _encoding(self) -> tuple[bool, int | None]:
         return True, None
