@@ -315,8 +315,7 @@ def test_lm_eval_adapter_equals_hflm_seq2seq(family):
 # --- the Ray engine ------------------------------------------------------------------------------------------
 
 
-def test_ray_engine_equals_the_local_engine(folders, table, tmp_path):
-    ray = pytest.importorskip("ray")
+def test_ray_engine_equals_the_local_engine(folders, table, tmp_path, ray_cluster):
     from pllscore.jobs.ray import score_dataset
 
     path, model, tok = folders["bart-bpe"]
@@ -324,11 +323,7 @@ def test_ray_engine_equals_the_local_engine(folders, table, tmp_path):
     folder.mkdir()
     table.rename(folder / "in.csv")
     opts = dict(model=path, context_column="src", eos=False, device="cpu")
-    ray.init(num_cpus=1, log_to_driver=False, include_dashboard=False)
-    try:
-        summary = score_dataset(folder, tmp_path / "out", workers=1, block_rows=3, **opts)
-    finally:
-        ray.shutdown()
+    summary = score_dataset(folder, tmp_path / "out", workers=1, block_rows=3, **opts)  # on the run's local Ray
     assert summary.rows == 4 and summary.blocks == 2
     got = pd.read_parquet(tmp_path / "out").sort_values("row")
     ref = Seq2SeqScorer(model, tok, eos=False).score(TEXTS, context=SOURCES)

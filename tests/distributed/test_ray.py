@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from tests.conftest import TINY_BERT, TINY_GPT2
-from tests.distributed.actor_crash import CRASH_TEXT, MARKER
+from tests.distributed.actor_crash import CRASH_TEXT
 
 ray = pytest.importorskip("ray")
 pytestmark = pytest.mark.shared
@@ -24,18 +24,11 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module", autouse=True)
-def local_ray(tmp_path_factory):
-    # every worker process runs actor_crash.install first (see there): the failure is injected
-    # from the test, through Ray's own worker set-up hook, not by a switch in pllscore
-    marker = tmp_path_factory.mktemp("crash") / "crashed"
-    path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
-    runtime_env = {
-        "worker_process_setup_hook": "tests.distributed.actor_crash.install",
-        "env_vars": {"PYTHONPATH": path, MARKER: str(marker)},
-    }
-    ray.init(num_cpus=2, log_to_driver=False, include_dashboard=False, runtime_env=runtime_env)
-    yield marker
-    ray.shutdown()
+def local_ray(ray_cluster):
+    # the run's one local Ray (tests/ray_session.py): every worker process runs actor_crash.install first
+    # (see there), so the failure is injected from the test, through Ray's own worker set-up hook, not by a
+    # switch in pllscore; yields the crash marker's path
+    return ray_cluster
 
 
 @pytest.fixture

@@ -24,10 +24,8 @@ CONTEXTS = ["Yesterday,", "", "In the park,", "At night", "", "Everyone knows:"]
 
 
 @pytest.fixture(scope="module", autouse=True)
-def local_ray():
-    ray.init(num_cpus=2, log_to_driver=False, include_dashboard=False)
-    yield
-    ray.shutdown()
+def local_ray(ray_cluster):
+    return ray_cluster  # the run's one local Ray (tests/ray_session.py)
 
 
 @pytest.fixture(scope="module")

@@ -24,13 +24,10 @@ _VALUES = ["suite", "item_number", "condition_name", "region_number", "content",
 
 
 @pytest.fixture(scope="module", autouse=True)
-def local_ray():
+def local_ray(request):
     if not TINY_GPT2.is_dir():
         pytest.skip("shared models not found")
-    ray.init(num_cpus=2, log_to_driver=False, include_dashboard=False,
-             runtime_env={"env_vars": {"HF_HUB_OFFLINE": "1"}})  # fmt: skip
-    yield
-    ray.shutdown()
+    return request.getfixturevalue("ray_cluster")  # the run's one local Ray (tests/ray_session.py)
 
 
 def _same(got, expected):

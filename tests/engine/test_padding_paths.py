@@ -229,9 +229,8 @@ def test_unpadded_causal_never_runs_trees(monkeypatch):
     assert not ran
 
 
-def test_ray_equals_local_for_convbert(tmp_path):
+def test_ray_equals_local_for_convbert(tmp_path, ray_cluster):
     """The Ray engine's actors load the model and decide its batching as the local engine does."""
-    ray = pytest.importorskip("ray")
     from pllscore.jobs.local import score_file
     from pllscore.jobs.ray import score_dataset
 
@@ -246,14 +245,7 @@ def test_ray_equals_local_for_convbert(tmp_path):
     opts = dict(model=str(folder), metrics="all", id_column="id", long="window", device="cpu")
     score_file(inputs / "a.csv", tmp_path / "local.parquet", progress=False, **opts)
     local = pd.read_parquet(tmp_path / "local.parquet")
-    started = not ray.is_initialized()  # as tests/distributed/test_ray.py: a local Ray of two CPUs
-    if started:
-        ray.init(num_cpus=2, log_to_driver=False, include_dashboard=False)
-    try:
-        summary = score_dataset(inputs, tmp_path / "out", block_rows=2, workers=2, **opts)
-    finally:
-        if started:
-            ray.shutdown()
+    summary = score_dataset(inputs, tmp_path / "out", block_rows=2, workers=2, **opts)  # on the run's local Ray
     assert summary.rows == len(rows) and summary.retried_blocks == 0
     got = pd.read_parquet(tmp_path / "out")
     assert list(got.columns) == list(local.columns) and got["row"].tolist() == local["row"].tolist()
