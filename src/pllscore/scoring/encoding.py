@@ -35,7 +35,7 @@ convention is the scorer's business (its hooks ``_encoding`` and ``_lm_eval_enco
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -45,6 +45,14 @@ from pllscore.engine.loading import check_token_types, encode_text, literal_spec
 from pllscore.errors import InputError, InputTooLongError
 from pllscore.plan.align import Alignment, Span, align, check_span, restrict
 from pllscore.plan.words import assign, regroup, word_spans
+from pllscore.scoring.text_checks import (
+    CONVENTIONS,
+    LONG_MODES,
+    check_contexts,
+    check_convention,
+    check_long,
+    check_texts,
+)
 
 __all__ = [
     "CONVENTIONS",
@@ -61,12 +69,6 @@ __all__ = [
     "encode",
     "targets",
 ]
-
-#: what a scorer does with a text longer than the model allows
-LONG_MODES = ("error", "window")
-
-#: how a text is read: as given (the paper's code) or as lm-evaluation-harness reads a continuation
-CONVENTIONS = ("paper", "lm-eval")
 
 
 class NoTokensError(InputError):
@@ -190,73 +192,6 @@ class Encodings:
         texts = [t for p in parts for t in p.texts]
         encoded = [e for p in parts for e in p.encoded]
         return replace(first, texts=texts, encoded=encoded, context=contexts, words=words)
-
-
-def check_long(long: str) -> str:
-    """``long`` if it is a known long-input mode, else an :class:`InputError`."""
-    if long not in LONG_MODES:
-        raise InputError(f"unknown long-input mode {long!r}; use 'error' (default) or 'window'")
-    return long
-
-
-def check_convention(convention: str) -> str:
-    """``convention`` if it is a known one (:data:`CONVENTIONS`), else an :class:`InputError`."""
-    if convention not in CONVENTIONS:
-        raise InputError(
-            f"unknown convention {convention!r}; use 'paper' (default: the text as given) or 'lm-eval' "
-            "(lm-evaluation-harness: the text after a space, as the continuation of an empty context)"
-        )
-    return convention
-
-
-def check_texts(texts: str | Iterable[str], *, blank: bool = False) -> list[str]:
-    """The texts as a list, or the :class:`InputError` naming the first one that cannot be scored.
-
-    ``blank``: a text of whitespace only is allowed (lm-eval's continuation ``"\\n"``); an empty one never is.
-    """
-    if isinstance(texts, str):
-        texts = [texts]
-    elif isinstance(texts, (bytes, bytearray)) or not isinstance(texts, Iterable):
-        raise InputError(f"texts must be a string or a list of strings, got {type(texts).__name__}")
-    out = list(texts)
-    for i, t in enumerate(out):
-        if not isinstance(t, str):
-            raise InputError(
-                f"text {i} is a {type(t).__name__} ({t!r:.40}), not a string; convert it with str() or drop it"
-            )
-        if not t.strip() and not (blank and t):
-            what = "empty" if not t else "whitespace only"
-            raise InputError(f"text {i} is {what}; remove it or give it some words")
-    return out
-
-
-def check_contexts(context: str | Sequence[str] | None, n: int, sep: str) -> list[str] | None:
-    """One context per text (None: no text has one), or the one-line :class:`InputError` saying what is wrong.
-
-    ``context`` is one string for all ``n`` texts or a list of one string per text; ``""`` is no
-    context (plain scoring).
-    """
-    if not isinstance(sep, str):
-        raise InputError(f"sep must be a string (the separator between a context and its text), got {sep!r:.40}")
-    if context is None:
-        return None
-    if isinstance(context, str):
-        contexts = [context] * n
-    elif isinstance(context, (bytes, bytearray)) or not isinstance(context, Iterable):
-        raise InputError(f"context must be a string or a list of strings (one per text), got {type(context).__name__}")
-    else:
-        contexts = list(context)
-        if len(contexts) != n:
-            raise InputError(
-                f"{len(contexts)} contexts for {n} texts; give one context per text, or one string for all"
-            )
-        for i, c in enumerate(contexts):
-            if not isinstance(c, str):
-                raise InputError(
-                    f'context {i} is a {type(c).__name__} ({c!r:.40}), not a string; convert it with str() or use "" '
-                    "for none"
-                )
-    return contexts if any(contexts) else None
 
 
 def encode(
