@@ -170,3 +170,11 @@ def test_max_memory_syntax(given, parsed):
 def test_max_memory_refusals(given, says):
     with pytest.raises(InputError, match=re.escape(says)):
         parse_max_memory(given)
+
+
+def test_placement_error_names_the_flag_once_on_the_command_line():
+    from pllscore.cli.messages import cli_message
+
+    with pytest.raises(InputError) as e:
+        pllscore.load("unused", max_memory="cpu=1GiB")
+    assert cli_message(e.value) == "--max-memory is for a device map: add --device-map auto, or drop it"

@@ -35,7 +35,7 @@ def placement_options(
     if device_map is None:
         for name, value in (("max_memory", max_memory), ("offload_folder", offload_folder)):
             if value is not None:
-                raise InputError(f"{name} is for a device map: add device_map='auto' (--device-map auto), or drop it")
+                raise InputError(f"{name} is for a device map: add device_map='auto', or drop it")
         return {}
     check_device_map(device_map)
     if device != "auto":
