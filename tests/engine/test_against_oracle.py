@@ -139,5 +139,8 @@ def test_causal_span_scores(causal_models):
 def test_span_that_covers_nothing(masked_models):
     from pllscore import InputError
 
+    scorer = MaskedScorer(*masked_models["bert-wordpiece"])
     with pytest.raises(InputError, match="covers none of its tokens"):
-        MaskedScorer(*masked_models["bert-wordpiece"]).score(["The cat."], spans=[(20, 30)])
+        scorer.score(["The cat."], spans=[(3, 4)])  # the space: no token stands on it
+    with pytest.raises(InputError, match="outside the text"):
+        scorer.score(["The cat."], spans=[(20, 30)])
