@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.device import on_device
-from tests.ray_session import ray_cluster  # noqa: F401  (one local Ray for the run, tests/ray_session.py)
+from tests.ray_session import _ray_session, ray_cluster  # noqa: F401  (the Ray tests' local Ray, tests/ray_session.py)
 
 # huggingface_hub reads these once, at import: set them before anything imports it
 os.environ["HF_HUB_OFFLINE"] = "1"

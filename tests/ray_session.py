@@ -1,16 +1,18 @@
-"""One local Ray for the whole test run: starting one costs seconds, and the Ray tests used to start five.
+"""One local Ray for the Ray tests of a run: starting one costs seconds, and the Ray tests used to start five.
 
 The cluster has two CPUs, as each module's own had. Every worker process runs
 :func:`tests.distributed.actor_crash.install` first (a failure injected from the tests, which fires only on
-``actor_crash.CRASH_TEXT``, so other tests are unaffected), with the shared models offline. Its address is
-exported as ``RAY_ADDRESS`` while it runs, so that ``pllscore ... --engine ray`` processes started by a test
-join it instead of starting a cluster of their own.
+``actor_crash.CRASH_TEXT``, so other tests are unaffected), with the shared models offline. It is started by
+the first module that asks for it and shut down at the end of the run; a test that needs no Ray in its process
+(the docs' examples start their own, in their own folder) may shut it down, and the next module that asks
+starts it again.
 """
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -18,8 +20,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="session")
-def ray_cluster(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
-    """The session's local Ray (started on first use, shut down at the end); yields the crash marker's path."""
+def _ray_session(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    """(crash marker path, runtime env) of the run's local Ray; shuts it down at the end of the run."""
     ray = pytest.importorskip("ray")
     from tests.distributed.actor_crash import MARKER
 
@@ -29,16 +31,25 @@ def ray_cluster(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-un
         "worker_process_setup_hook": "tests.distributed.actor_crash.install",
         "env_vars": {"PYTHONPATH": path, MARKER: str(marker), "HF_HUB_OFFLINE": "1"},
     }
-    if ray.is_initialized():  # a test started one of its own: this run's cluster replaces it
+    yield marker, runtime_env
+    if ray.is_initialized():
         ray.shutdown()
-    context = ray.init(num_cpus=2, log_to_driver=False, include_dashboard=False, runtime_env=runtime_env)
-    before = os.environ.get("RAY_ADDRESS")
-    os.environ["RAY_ADDRESS"] = context.address_info["address"]
-    try:
-        yield marker
-    finally:
-        if before is None:
-            os.environ.pop("RAY_ADDRESS", None)
-        else:
-            os.environ["RAY_ADDRESS"] = before
+
+
+@pytest.fixture(scope="module")
+def ray_cluster(_ray_session: tuple[Path, dict[str, Any]]) -> Path:
+    """The run's local Ray, started if it is not running; the crash marker's path."""
+    ray = pytest.importorskip("ray")
+    marker, runtime_env = _ray_session
+    if not ray.is_initialized():
+        ray.init(num_cpus=2, log_to_driver=False, include_dashboard=False, runtime_env=runtime_env)
+    return marker
+
+
+def without_ray() -> None:
+    """Shut down a Ray this process runs (the run's, or one a test left), so that code run next starts its own."""
+    import sys
+
+    ray = sys.modules.get("ray")
+    if ray is not None and ray.is_initialized():
         ray.shutdown()

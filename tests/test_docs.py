@@ -25,6 +25,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.ray_session import without_ray
 from tests.workspace import ROOT, example_folder
 
 DOCS = ROOT / "docs"
@@ -115,6 +116,7 @@ def test_examples_are_not_skipped_away():
 @pytest.mark.shared
 @pytest.mark.parametrize("page", _pages_with("python"))
 def test_python_examples_run(page, monkeypatch, capsys, tmp_path):
+    without_ray()  # a page that uses Ray starts its own, in its own folder, as a reader's would
     monkeypatch.chdir(example_folder(tmp_path))
     namespace: dict = {"__name__": "__docs__"}
     for block in blocks(page, "python"):
@@ -135,6 +137,7 @@ def test_python_examples_run(page, monkeypatch, capsys, tmp_path):
 @pytest.mark.shared
 @pytest.mark.parametrize("page", _pages_with("bash"))
 def test_bash_examples_run(page, tmp_path):
+    without_ray()  # an idle Ray of this process would only take memory from the examples' own
     work = example_folder(tmp_path)
     venv_bin = Path(sys.executable).parent
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "PATH": f"{venv_bin}:{os.environ['PATH']}"}

@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 @pytest.fixture(scope="module", autouse=True)
 def local_ray(ray_cluster):
-    # the run's one local Ray (tests/ray_session.py): every worker process runs actor_crash.install first
+    # the run's local Ray (tests/ray_session.py): every worker process runs actor_crash.install first
     # (see there), so the failure is injected from the test, through Ray's own worker set-up hook, not by a
     # switch in pllscore; yields the crash marker's path
     return ray_cluster

@@ -25,7 +25,7 @@ CONTEXTS = ["Yesterday,", "", "In the park,", "At night", "", "Everyone knows:"]
 
 @pytest.fixture(scope="module", autouse=True)
 def local_ray(ray_cluster):
-    return ray_cluster  # the run's one local Ray (tests/ray_session.py)
+    return ray_cluster  # the run's local Ray (tests/ray_session.py)
 
 
 @pytest.fixture(scope="module")

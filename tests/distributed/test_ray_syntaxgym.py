@@ -27,7 +27,7 @@ _VALUES = ["suite", "item_number", "condition_name", "region_number", "content",
 def local_ray(request):
     if not TINY_GPT2.is_dir():
         pytest.skip("shared models not found")
-    return request.getfixturevalue("ray_cluster")  # the run's one local Ray (tests/ray_session.py)
+    return request.getfixturevalue("ray_cluster")  # the run's local Ray (tests/ray_session.py)
 
 
 def _same(got, expected):
