@@ -61,7 +61,7 @@ def test_score_norm_per_metric_columns_and_wordfreq(tmp_path):
     "args, message",
     [
         (["--norm", "slor"], "needs unigram log-probabilities"),
-        (["--norm", "median"], "unknown norm 'median'"),
+        (["--norm", "median"], "unknown --norm 'median'"),
         (["--norm", "per-char", "--level", "token"], "sentence score"),
     ],
 )
