@@ -12,7 +12,7 @@ from pathlib import Path
 import typer
 
 from pllscore.cli.options import CausalModel, Progress, Quiet, output_option, progress_of, with_settings
-from pllscore.settings import ModelSettings, RunSettings, TableSettings, TextSettings
+from pllscore.jobs.run_settings import JobSettings
 
 __all__ = ["diagnose_command"]
 
@@ -34,19 +34,17 @@ def diagnose_command(
     seed: int = typer.Option(0, "--seed", help="Seed of the sample."),
     quiet: Quiet = False,
     progress: Progress = False,
-    model: ModelSettings = None,  # type: ignore[assignment]
-    text: TextSettings = None,  # type: ignore[assignment]
-    table: TableSettings = None,  # type: ignore[assignment]
-    run: RunSettings = None,  # type: ignore[assignment]
+    job: JobSettings = None,  # type: ignore[assignment]
 ) -> None:
     """The paper's diagnostics for every metric: each Pearson r with its 95% CI and n."""
     from pllscore.analysis.run import run_diagnose
 
+    model, table = job.model, job.table
     result = run_diagnose(
         model.model, data=data, causal_model=causal_model, column=table.column, sample=sample, seed=seed,
-        metrics=text.metrics or "all", output=output, device=model.device, dtype=model.dtype,
+        metrics=job.text.metrics or "all", output=output, device=model.device, dtype=model.dtype,
         progress=progress_of(quiet, progress), norms=table.norm, unigram=table.unigram,
-        unigram_corpus=table.unigram_corpus, force=run.force,
+        unigram_corpus=table.unigram_corpus, force=job.run.force,
     )  # fmt: skip
     if quiet:  # the results are in the folder
         return

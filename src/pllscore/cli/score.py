@@ -13,7 +13,7 @@ import typer
 
 from pllscore.cli.options import Progress, Quiet, engine_option, output_option, progress_of, with_settings
 from pllscore.errors import InputError
-from pllscore.settings import ModelSettings, RaySettings, RunSettings, TableSettings, TextSettings
+from pllscore.jobs.run_settings import JobSettings
 
 ENGINES = ("local", "ray")
 
@@ -28,11 +28,7 @@ def score_command(
     engine: str = engine_option("local, or ray to score on a Ray cluster (-o is a folder)."),
     quiet: Quiet = False,
     progress: Progress = False,
-    model: ModelSettings = None,  # type: ignore[assignment]
-    text: TextSettings = None,  # type: ignore[assignment]
-    table: TableSettings = None,  # type: ignore[assignment]
-    run: RunSettings = None,  # type: ignore[assignment]
-    ray: RaySettings = None,  # type: ignore[assignment]
+    job: JobSettings = None,  # type: ignore[assignment]
 ) -> None:
     """Score texts with a masked LM (PLL), a causal LM (log-likelihood) or an encoder-decoder LM
     (log P(text | source), the empty source by default)."""
@@ -40,19 +36,20 @@ def score_command(
 
     if engine not in ENGINES:
         raise InputError(f"unknown engine {engine!r}; choose local or ray")
-    run = run.replace(progress=progress_of(quiet, progress))
+    run = job.run.replace(progress=progress_of(quiet, progress))
     summary: object
     if engine == "ray":
         from pllscore.jobs.ray import score_dataset
 
         if input is None or output is None:
             raise InputError("--engine ray needs INPUT (files, a folder or a glob) and -o OUT_DIR")
-        summary = score_dataset(input, output, model=model, text=text, table=table, run=run, ray=ray)
+        summary = score_dataset(input, output, model=job.model, text=job.text, table=job.table, run=run, ray=job.ray)
     else:
         if texts and input is not None:
             raise InputError("give either an INPUT file or --text, not both")
         if not texts and input is None:
             raise InputError("nothing to score: give an INPUT file, '-' for stdin, or --text 'a sentence'")
-        summary = score_file(list(texts) if texts else input, output, model=model, text=text, table=table, run=run)  # type: ignore[arg-type]
+        given = list(texts) if texts else input
+        summary = score_file(given, output, model=job.model, text=job.text, table=job.table, run=run)  # type: ignore[arg-type]
     if not quiet:
         typer.echo(summary.line(), err=True)  # type: ignore[attr-defined]

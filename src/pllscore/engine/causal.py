@@ -10,7 +10,6 @@ import torch
 
 from pllscore.engine.executor import Engine, precision, run_batches
 from pllscore.engine.heads import split_causal_lm
-from pllscore.engine.padding import Batching
 from pllscore.engine.prefix_tree import plan_trees, run_trees, supports_trees
 from pllscore.engine.readout import Wants, pick_outputs, read_outputs
 
@@ -20,17 +19,8 @@ __all__ = ["CausalEngine"]
 class CausalEngine(Engine):
     """Scores token sequences with one causal LM."""
 
-    def __init__(
-        self,
-        model: Any,
-        *,
-        pad_token_id: int,
-        vocab_size: int,
-        autocast: torch.dtype | None = None,
-        share_prefixes: bool = True,
-        padding: Batching = "pad",
-    ) -> None:
-        super().__init__(model, pad_token_id=pad_token_id, vocab_size=vocab_size, autocast=autocast, padding=padding)
+    def __init__(self, model: Any, *, share_prefixes: bool = True, **engine: Any) -> None:
+        super().__init__(model, **engine)
         # run shared prefixes once (prefix trees) where the model supports it exactly
         self.share_prefixes = share_prefixes
         self.parts = split_causal_lm(model)

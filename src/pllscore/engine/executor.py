@@ -25,9 +25,18 @@ __all__ = ["Engine", "full_float32", "precision", "run_batches"]
 class Engine:
     """What every engine (masked, causal, encoder-decoder) holds: the model, how its batches are padded
     (``padding``: "pad", items of any lengths share a batch; "equal"/"single", never padded: engine/padding.py),
-    its pad token, its vocabulary size and the type it autocasts to (None: float32, exact)."""
+    its pad token, its vocabulary size and the type it autocasts to (None: float32, exact). The engine of a kind
+    takes its own options and hands these on to this constructor (its keywords ``**engine``)."""
 
-    def __init__(self, model: Any, *, pad_token_id: int, vocab_size: int, autocast: Any, padding: str) -> None:
+    def __init__(
+        self,
+        model: Any,
+        *,
+        pad_token_id: int,
+        vocab_size: int,
+        autocast: torch.dtype | None = None,
+        padding: str = "pad",
+    ) -> None:
         self.model = model
         self.padding = padding
         self.pad_token_id = pad_token_id

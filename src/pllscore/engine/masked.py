@@ -15,7 +15,6 @@ import torch
 from pllscore.engine.executor import Engine, precision, run_batches
 from pllscore.engine.heads import split_masked_lm
 from pllscore.engine.last_layer import TargetRowsLastLayer
-from pllscore.engine.padding import Batching
 from pllscore.engine.readout import Wants, pick_logprobs, pick_outputs, read_logprobs, read_outputs
 from pllscore.plan.masks import MaskPlan
 
@@ -25,17 +24,8 @@ __all__ = ["MaskedEngine"]
 class MaskedEngine(Engine):
     """Scores the reads of mask plans with one masked LM."""
 
-    def __init__(
-        self,
-        model: Any,
-        *,
-        mask_token_id: int,
-        pad_token_id: int,
-        vocab_size: int,
-        autocast: torch.dtype | None = None,
-        padding: Batching = "pad",
-    ) -> None:
-        super().__init__(model, pad_token_id=pad_token_id, vocab_size=vocab_size, autocast=autocast, padding=padding)
+    def __init__(self, model: Any, *, mask_token_id: int, **engine: Any) -> None:
+        super().__init__(model, **engine)
         self.mask_token_id = mask_token_id
         self.parts = split_masked_lm(model)
         self.last_layer = TargetRowsLastLayer.for_encoder(self.parts[0]) if self.parts is not None else None

@@ -24,7 +24,6 @@ import numpy as np
 import torch
 
 from pllscore.engine.executor import Engine, precision, run_batches
-from pllscore.engine.padding import Batching
 from pllscore.engine.readout import Wants, pick_outputs
 from pllscore.plan.stems import StemPlan, plan_stems
 
@@ -58,17 +57,8 @@ def decoder_start(model: Any) -> int:
 class Seq2SeqEngine(Engine):
     """Scores (source, labels) pairs of token ids with one encoder-decoder LM."""
 
-    def __init__(
-        self,
-        model: Any,
-        *,
-        pad_token_id: int,
-        vocab_size: int,
-        autocast: torch.dtype | None = None,
-        padding: Batching = "pad",
-        share_stems: bool = True,
-    ) -> None:
-        super().__init__(model, pad_token_id=pad_token_id, vocab_size=vocab_size, autocast=autocast, padding=padding)
+    def __init__(self, model: Any, *, share_stems: bool = True, **engine: Any) -> None:
+        super().__init__(model, **engine)
         self.start = decoder_start(model)
         self.encoder = model.get_encoder()
         head = model.get_output_embeddings() if getattr(model.config, "model_type", None) in HEAD_LAST else None
@@ -76,7 +66,7 @@ class Seq2SeqEngine(Engine):
         # the encoder's own output class, handed back to the model (NLLB-MoE's reads its router_logits field)
         self._encoded: Any = None
         arch = getattr(model.config, "model_type", None)
-        self.share_stems = share_stems and padding == "pad" and arch in STEM_SHARING
+        self.share_stems = share_stems and self.padding == "pad" and arch in STEM_SHARING
 
     def run(
         self,
