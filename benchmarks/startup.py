@@ -1,26 +1,37 @@
 """Time to first score: start-up, model loads and the 200-sentence GGUF job, each in a fresh process.
 
     make -C benchmarks startup                                  # the figures in BENCHMARKS.md
+    make -C benchmarks startup-only                             # the start-up table alone: a few minutes
     PYTHONPATH=src python benchmarks/startup.py --no-gemma-folder --repeats 1   # quicker
 
 One run, every measurement in a fresh process (no state shared but the files on disk):
 1. import time of ``pllscore`` and ``pllscore.cli`` (in the process, and the process's wall time), beside
-   ``python -c pass`` and ``python -c "import torch, transformers"``;
-2. the one-sentence command ``pllscore score --model tiny-gpt2 --text "The cat sat on the mat."``, wall
-   time, and its ratio to ``import torch, transformers`` (median of --repeats, the two interleaved);
-3. ``pllscore.load`` of a transformers folder (tiny-gpt2; Gemma-3-270m saved as a folder in a temporary
+   ``python -c pass`` and ``python -c "import torch, transformers"`` (issue 22's baseline);
+2. the floor under any command that scores with a GPT-2: transformers 5 imports lazily, so that baseline
+   builds no model class, while such a command must import ``transformers.modeling_utils`` and the model's
+   module, which pull in ``torch.distributed.tensor`` (and sympy), ``torch._dynamo``, a scan of every model
+   folder (``transformers.models``' import structure) and, where scipy is installed, ``scipy.optimize``:
+   those two imports (the last also with Python's cyclic collector off, as pllscore's command imports them),
+   and transformers alone loading tiny-gpt2 and its tokenizer and running one forward pass;
+3. the one-sentence command ``pllscore score --model tiny-gpt2 --text "The cat sat on the mat."`` as
+   shipped, and with two patches of transformers' internals that pllscore does not ship (an on-disk cache of
+   the model folders' import structure, and scipy reported missing), to show what they would buy. Every
+   case of 1-3 gets the median of --repeats, the cases interleaved (the order reversed every other round),
+   and its ratio to ``import torch, transformers``; the command also its ratio to the floor (GPT-2's model
+   module imported with the collector off);
+4. ``pllscore.load`` of a transformers folder (tiny-gpt2; Gemma-3-270m saved as a folder in a temporary
    directory) and of the Gemma-3-270m GGUF: first load into an empty cache (``PLLSCORE_CACHE`` a fresh
    folder: converts and writes it), second load (from the cache), and ``cache=False``; with --old-src, the
    GGUF load of another source tree too (e.g. the one before the cache: ``git worktree add``);
-4. the 200-sentence job end to end (a fresh process: start, load, score, done): the good and bad sentences
+5. the 200-sentence job end to end (a fresh process: start, load, score, done): the good and bad sentences
    of the first 100 pairs of a BLiMP paradigm, by pllscore (Python API, cache warm and cache=False; the
    ``pllscore score`` command, cache warm) and by llama-cpp-python (logits for every position, one text at a
    time, BOS prepended, the sum of each next token's log-softmax), which must be importable by
    --llama-python (``make -C benchmarks llama`` builds it into its own virtual environment; skipped in one
    line otherwise). Their BLiMP accuracies and the mean and largest |difference| of sentence scores.
 
-The Markdown report is printed and written to benchmarks/startup-last-run.md. Nothing here is part of the
-test suite.
+The Markdown report is printed and written to benchmarks/startup-last-run.md (--out); --start-up-only
+stops after 1-3. Nothing here is part of the test suite.
 """
 
 from __future__ import annotations
@@ -50,13 +61,35 @@ FLAGS = ("avx2", "avx512f", "avx512_bf16", "amx_tile", "amx_int8", "amx_bf16")
 
 # each child prints one JSON line last; `T0` is taken before anything else is imported
 IMPORT = "import time; T0 = time.perf_counter(); import {mod}; import json; print(json.dumps({{'s': time.perf_counter() - T0}}))"
-# the floor under any command that scores with a transformers model class: transformers alone, no pllscore
-FLOOR = """
+GPT2_MODULE = "transformers.models.gpt2.modeling_gpt2"
+# any command that scores with a transformers model class does this: transformers alone, no pllscore
+TRANSFORMERS_ALONE = """
 import sys, torch
 from transformers import AutoModelForCausalLM, AutoTokenizer
 model, tok = AutoModelForCausalLM.from_pretrained(sys.argv[1]), AutoTokenizer.from_pretrained(sys.argv[1])
 with torch.no_grad():
     model(**tok(sys.argv[2], return_tensors="pt"))
+"""
+# the command with transformers patched before it imports its model modules (an experiment, not shipped)
+PATCHED = """
+import os, pickle, sys
+import transformers.utils as tu, transformers.utils.import_utils as iu
+store_path = sys.argv[1]
+store = pickle.load(open(store_path, "rb")) if os.path.exists(store_path) else {}
+original = iu.create_import_structure_from_path
+seen = {}
+def cached(module_path):
+    if module_path not in seen:
+        seen[module_path] = store[module_path] if module_path in store else original(module_path)
+    return seen[module_path]
+iu.create_import_structure_from_path = cached
+tu.is_scipy_available = iu.is_scipy_available = lambda: False
+if not store:
+    import atexit
+    atexit.register(lambda: pickle.dump(seen, open(store_path, "wb")))
+sys.argv = ["pllscore", *sys.argv[2:]]
+from pllscore.cli import main
+main()
 """
 LOAD = """
 import json, sys, time
@@ -146,46 +179,63 @@ def cpu() -> list[str]:
     ]
 
 
+BASE, FLOOR = "import torch, transformers", "the same, Python's cyclic collector off"
+COMMAND = f'pllscore score --model tiny-gpt2 --text "{SENTENCE}"'
+PATCHED_COMMAND = "the same command, two patches of transformers' internals (not shipped)"
+
+
 def startup(py: str, pllscore_cmd: list[str], repeats: int) -> list[str]:
-    """Import times and the one-sentence command against ``import torch, transformers`` (and the floor)."""
-    cases = {
-        "python -c pass": [py, "-c", "pass"],
-        "import pllscore": [py, "-c", IMPORT.format(mod="pllscore")],
-        "import pllscore.cli": [py, "-c", IMPORT.format(mod="pllscore.cli")],
-        "import torch, transformers": [py, "-c", IMPORT.format(mod="torch, transformers")],
-        "transformers alone: load tiny-gpt2 and its tokenizer, one forward pass": [py, "-c", FLOOR, str(TINY_GPT2), SENTENCE],
-        f'pllscore score --model tiny-gpt2 --text "{SENTENCE}"': [
-            *pllscore_cmd, "score", "--model", str(TINY_GPT2), "--text", SENTENCE, "-q",
-        ],
-    }  # fmt: skip
+    """Import times, the transformers floor and the one-sentence command, against ``import torch, transformers``."""
+    argv = ["score", "--model", str(TINY_GPT2), "--text", SENTENCE, "-q"]
+    with tempfile.TemporaryDirectory(prefix="pllscore-structure-") as tmp:
+        store = str(Path(tmp) / "structure.pkl")  # the patched command's cache of transformers' import structure
+        cases = {
+            "python -c pass": [py, "-c", "pass"],
+            "import pllscore": [py, "-c", IMPORT.format(mod="pllscore")],
+            "import pllscore.cli": [py, "-c", IMPORT.format(mod="pllscore.cli")],
+            BASE: [py, "-c", IMPORT.format(mod="torch, transformers")],
+            "import torch, transformers.modeling_utils": [py, "-c", IMPORT.format(mod="torch, transformers.modeling_utils")],
+            f"import torch, {GPT2_MODULE}": [py, "-c", IMPORT.format(mod=f"torch, {GPT2_MODULE}")],
+            FLOOR: [py, "-c", "import gc; gc.disable(); " + IMPORT.format(mod=f"torch, {GPT2_MODULE}")],
+            "transformers alone: load tiny-gpt2 and its tokenizer, one forward pass": [
+                py, "-c", TRANSFORMERS_ALONE, str(TINY_GPT2), SENTENCE,
+            ],
+            COMMAND: [*pllscore_cmd, *argv],
+            PATCHED_COMMAND: [py, "-c", PATCHED, store, *argv],
+        }  # fmt: skip
+        fresh(cases[PATCHED_COMMAND])  # fills the store (not timed)
+        walls, cpus, inside = _interleaved(cases, repeats)
+    rows = [
+        f"Median of {repeats} fresh processes each, the cases interleaved (the order reversed every other round).",
+        "",
+        f"| what | wall time of the process (s) | its CPU time (s) | import, timed in the process (s) | wall / `{BASE}` |",
+        "| --- | ---: | ---: | ---: | ---: |",
+    ]
+    for name in cases:
+        within = f"{inside[name]:.2f}" if name in inside else ""
+        shown = name if name.startswith(("transformers", "the same")) else f"`{name}`"
+        rows.append(f"| {shown} | {walls[name]:.2f} | {cpus[name]:.2f} | {within} | {walls[name] / walls[BASE]:.2f}x |")
+    rows.append("")
+    for over, label in ((BASE, f"`{BASE}`"), (FLOOR, f"the floor (`{GPT2_MODULE}`, collector off)")):
+        w, c = walls[COMMAND] / walls[over], cpus[COMMAND] / cpus[over]
+        rows.append(f"one-sentence command / {label}: **{w:.2f}x** wall time, {c:.2f}x CPU time  ")
+    return rows
+
+
+def _interleaved(cases: dict[str, list[str]], repeats: int) -> tuple[dict[str, float], ...]:
+    """Per case, the median wall time, CPU time and in-process import time (where it prints one) of ``repeats``
+    fresh processes, the cases interleaved so that every one sees the same load, reversed every other round."""
     walls: dict[str, list[float]] = {k: [] for k in cases}
     cpus: dict[str, list[float]] = {k: [] for k in cases}
     inside: dict[str, list[float]] = {k: [] for k in cases}
-    for _ in range(repeats):  # interleaved, so every case sees the same load
-        for name, cmd in cases.items():
-            wall, got = fresh(cmd)
+    for r in range(repeats):
+        for name in list(cases) if r % 2 == 0 else list(reversed(cases)):
+            wall, got = fresh(cases[name])
             walls[name].append(wall)
             cpus[name].append(got["cpu"])
             if "s" in got:
                 inside[name].append(got["s"])
-    rows = [
-        f"Median of {repeats} fresh processes each, the cases interleaved.",
-        "",
-        "| what | wall time of the process (s) | its CPU time (s) | import, timed in the process (s) |",
-        "| --- | ---: | ---: | ---: |",
-    ]
-    for name in cases:
-        within = f"{statistics.median(inside[name]):.2f}" if inside[name] else ""
-        wall, cpu_s = statistics.median(walls[name]), statistics.median(cpus[name])
-        rows.append(
-            f"| {name if name.startswith('transformers') else f'`{name}`'} | {wall:.2f} | {cpu_s:.2f} | {within} |"
-        )
-    base, floor, cli = (k for k in list(cases)[-3:])
-    rows.append("")
-    for name, label in ((cli, "one-sentence command"), (floor, "transformers alone")):
-        w, c = (statistics.median(d[name]) / statistics.median(d[base]) for d in (walls, cpus))
-        rows.append(f"{label} / `import torch, transformers`: **{w:.2f}x** wall time, {c:.2f}x CPU time  ")
-    return rows
+    return tuple({k: statistics.median(v) for k, v in d.items() if v} for d in (walls, cpus, inside))
 
 
 def loads(py: str, gemma: Path | None, folder: Path | None, old_src: str | None) -> tuple[list[str], dict]:
@@ -304,6 +354,7 @@ def main() -> None:
     ap.add_argument("--job-repeats", type=int, default=3, help="rounds of the 200-sentence job (median)")
     ap.add_argument("--no-gemma-folder", action="store_true", help="skip saving Gemma as a transformers folder")
     ap.add_argument("--old-src", help="also time the GGUF load of this source tree (cache=False)")
+    ap.add_argument("--start-up-only", action="store_true", help="only the start-up table: no loads, no job")
     ap.add_argument("--out", type=Path, default=HERE / "startup-last-run.md")
     args = ap.parse_args()
     py = sys.executable
@@ -313,6 +364,17 @@ def main() -> None:
     )
     report = ["# Start-up and time to first score", "", *cpu(), ""]
     report += ["## Start-up", "", *startup(py, pllscore_cmd, args.repeats)]
+    if not args.start_up_only:
+        report += _loads_and_job(py, pllscore_cmd, args)
+    report.append(f"\nLoad average at the end: {os.getloadavg()[0]:.1f} (`uptime`; 2 means both cores busy).")
+    text = "\n".join(report) + "\n"
+    print(text)
+    args.out.write_text(text)
+
+
+def _loads_and_job(py: str, pllscore_cmd: list[str], args: argparse.Namespace) -> list[str]:
+    """The report's sections after the start-up: the loads and the 200-sentence job."""
+    report: list[str] = []
     gemma = args.gguf if args.gguf.is_file() else None
     if gemma is None:
         report.append(f"\nGemma-3-270m skipped: no {args.gguf} (`python -m tests.real.fetch` fetches it)")
@@ -330,10 +392,7 @@ def main() -> None:
     if gemma is not None:
         report += ["", "## The 200-sentence GGUF job end to end", ""]
         report += job(py, pllscore_cmd, gemma, args.llama_python, args)
-    report.append(f"\nLoad average at the end: {os.getloadavg()[0]:.1f} (`uptime`; 2 means both cores busy).")
-    text = "\n".join(report) + "\n"
-    print(text)
-    args.out.write_text(text)
+    return report
 
 
 if __name__ == "__main__":
