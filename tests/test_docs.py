@@ -2,7 +2,8 @@
 
 Each page under docs/ is one test per language: its ```python blocks run in order in one
 namespace (a page sets up its own scorers in its first block), its ```bash blocks run one by
-one with bash -e (``.venv/bin/pllscore`` and ``.venv/bin/python`` become this test's Python),
+one with bash -e (``.venv/bin/python`` becomes this test's Python, ``.venv/bin/pllscore`` a command
+forked from a warm server of it: tests/cli_server.py),
 both in a fresh temporary folder per page laid out as a checkout with ../shared beside it
 (:func:`tests.workspace.example_folder`): the examples write under relative names, so pages and
 test runs never share an output file.
@@ -20,11 +21,14 @@ import os
 import re
 import subprocess
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
+from tests.cli_client import SOCKET
+from tests.cli_server import client_command, running
 from tests.ray_session import without_ray
 from tests.workspace import ROOT, example_folder
 
@@ -41,7 +45,18 @@ VENV_COMMAND = re.compile(r"(?<![\w/.])\.venv/bin/(pllscore|python)\b")
 
 
 def _command(name: str) -> str:
-    return f"{sys.executable} -m pllscore.cli" if name == "pllscore" else sys.executable
+    # pllscore through the warm fork server (tests/cli_server.py): each command its own process, without the
+    # torch import per command; tests/test_cli_server.py checks it gives what a fresh process gives
+    return client_command() if name == "pllscore" else sys.executable
+
+
+@pytest.fixture(scope="module")
+def bash_env() -> Iterator[dict[str, str]]:
+    """The examples' environment: offline, this test's venv first on PATH, the fork server running."""
+    venv_bin = Path(sys.executable).parent
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PATH": f"{venv_bin}:{os.environ['PATH']}"}
+    with running(env) as path:
+        yield {**env, SOCKET: path}
 
 
 # what a page's examples must print (beside running without an error)
@@ -136,11 +151,10 @@ def test_python_examples_run(page, monkeypatch, capsys, tmp_path):
 
 @pytest.mark.shared
 @pytest.mark.parametrize("page", _pages_with("bash"))
-def test_bash_examples_run(page, tmp_path):
+def test_bash_examples_run(page, tmp_path, bash_env):
     without_ray()  # an idle Ray of this process would only take memory from the examples' own
     work = example_folder(tmp_path)
-    venv_bin = Path(sys.executable).parent
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PATH": f"{venv_bin}:{os.environ['PATH']}"}
+    env = bash_env
     ran = 0
     for block in blocks(page, "bash"):
         if block.skip_reason():
