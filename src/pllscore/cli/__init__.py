@@ -156,7 +156,10 @@ def main() -> None:
     BEFORE_RUN.clear()
     if any(a in args for a in MODEL_COMMANDS) and not any(a in args for a in ("--help", "-h")):
         if "lm-eval" in args:
-            _start_up()  # lm-eval parses its own options
+            from importlib.util import find_spec
+
+            if find_spec("lm_eval") is not None:  # without the extra, its one-line error comes at once
+                _start_up()  # lm-eval parses its own options
         else:
             BEFORE_RUN.append(_start_up)  # once the options are checked: an option error returns at once
     old = _handle_sigterm()
