@@ -10,12 +10,20 @@ from __future__ import annotations
 import copy
 import json
 import weakref
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Iterable, Sequence
+from typing import Any, NamedTuple
 
 from pllscore.errors import ModelError
 
-__all__ = ["check_token_types", "encode_text", "literal_specials", "special_ids", "text_only_tokenizer"]
+__all__ = [
+    "Tokens",
+    "check_token_types",
+    "encode_text",
+    "literal_specials",
+    "special_ids",
+    "text_only_tokenizer",
+    "tokenize",
+]
 
 _TEXT_ONLY: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
 _NO_COPY = object()
@@ -108,6 +116,67 @@ def encode_text(tokenizer: Any, texts: list[str], add_special_tokens: bool) -> A
     finally:
         if before is not None and backend.encode_special_tokens != before:
             backend.encode_special_tokens = before
+
+
+class Tokens(NamedTuple):
+    """One text as the tokenizer encodes it (:func:`tokenize`): per token its id, piece, character span in
+    the text, word id (None: a special token) and token type id; the names of a ``tokenizers.Encoding``."""
+
+    ids: list[int]
+    tokens: list[str]
+    offsets: list[tuple[int, int]]
+    word_ids: list[int | None]
+    type_ids: list[int]
+
+
+def tokenize(tokenizer: Any, texts: list[str], add_special_tokens: bool) -> Sequence[Tokens]:
+    """Per text, its tokens as :func:`encode_text` gives them: a :class:`Tokens`, or the backend's own
+    ``tokenizers.Encoding``, which has the same five attributes and makes each list when it is read.
+
+    Where the tokenizer is transformers' plain fast tokenizer (no class of its own that changes how texts
+    are encoded, no truncation or padding set), its Rust backend encodes the batch directly, with special-token
+    matching off as in :func:`encode_text`, and the encodings are handed over as they are: no
+    ``BatchEncoding`` of per-text dictionaries, and no list is made before it is needed (a caller that reads
+    a text's lists one text at a time lets them go young). Any other tokenizer goes through :func:`encode_text`.
+    """
+    backend = _plain_backend(tokenizer)
+    if backend is None:
+        enc = encode_text(tokenizer, texts, add_special_tokens)
+        types = enc.get("token_type_ids")
+        return [
+            Tokens(ids, enc.tokens(i), offsets, enc.word_ids(i), types[i] if types is not None else [0] * len(ids))
+            for i, (ids, offsets) in enumerate(zip(enc["input_ids"], enc["offset_mapping"]))
+        ]
+    before = backend.encode_special_tokens
+    backend.encode_special_tokens = True
+    try:
+        return backend.encode_batch(texts, add_special_tokens=add_special_tokens, is_pretokenized=False)  # type: ignore[no-any-return]
+    finally:
+        backend.encode_special_tokens = before
+
+
+def _plain_backend(tokenizer: Any) -> Any | None:
+    """The Rust tokenizer of a transformers fast tokenizer whose ``__call__`` only runs it, or None.
+
+    None for transformers before 5 (another class), for a class that encodes in its own way (LayoutLM,
+    LUKE, TAPAS, ...: they override ``__call__`` or ``_encode_plus``), for one that switches modes around
+    a call (source and target languages of a translation tokenizer), and while the backend has truncation
+    or padding set (``__call__`` would switch them off first).
+    """
+    try:
+        from transformers.tokenization_utils_base import PreTrainedTokenizerBase
+        from transformers.tokenization_utils_tokenizers import TokenizersBackend
+    except ImportError:
+        return None
+    cls = type(tokenizer)
+    if not isinstance(tokenizer, TokenizersBackend) or hasattr(tokenizer, "_switch_to_input_mode"):
+        return None
+    if cls.__call__ is not PreTrainedTokenizerBase.__call__ or cls._encode_plus is not TokenizersBackend._encode_plus:
+        return None
+    backend = getattr(tokenizer, "_tokenizer", None)
+    if backend is None or backend.truncation is not None or backend.padding is not None:
+        return None
+    return backend
 
 
 def literal_specials(ids: Iterable[int], word_ids: Iterable[int | None], specials: frozenset[int]) -> list[int]:
