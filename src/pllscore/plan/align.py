@@ -14,23 +14,38 @@ from __future__ import annotations
 import bisect
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from typing import TypeVar
 
 from pllscore.errors import InputError
 
 Span = tuple[int, int]
+G = TypeVar("G", bound="Grouping")
 
-__all__ = ["Alignment", "Span", "align", "anchors", "check_span", "only", "owners", "restrict"]
+__all__ = ["Alignment", "Grouping", "Span", "align", "anchors", "check_span", "group", "only", "owners", "restrict"]
 
 
 @dataclass(frozen=True)
-class Alignment:
-    """Which token positions are scored, and how they group into words.
+class Grouping:
+    """Which token positions are scored, and how they group into words (:func:`group`): what masks need.
 
     Attributes:
         length: number of positions in the encoded sequence, special tokens included.
         positions: the scored (non-special) positions, ascending.
         word_of: for each scored position, the index of its word (0-based, dense).
         words: for each word, its token positions, ascending.
+    """
+
+    length: int
+    positions: tuple[int, ...]
+    word_of: tuple[int, ...]
+    words: tuple[tuple[int, ...], ...]
+
+
+@dataclass(frozen=True)
+class Alignment(Grouping):
+    """A :class:`Grouping` (its fields first) with the characters of its tokens and words (:func:`align`).
+
+    Attributes:
         word_spans: for each word, its character span in the text: the hull of its tokens'
             spans. Word spans are in order and never overlap; a word made only of whitespace
             (byte-level BPE's NBSP or tab) gets an empty span where it stands.
@@ -49,10 +64,6 @@ class Alignment:
     stay on the character.
     """
 
-    length: int
-    positions: tuple[int, ...]
-    word_of: tuple[int, ...]
-    words: tuple[tuple[int, ...], ...]
     word_spans: tuple[Span, ...]
     token_spans: tuple[Span, ...]
     anchors: tuple[int, ...] = ()
@@ -79,19 +90,8 @@ def align(
     """
     if len(word_ids) != len(offsets):
         raise ValueError(f"{len(word_ids)} word ids but {len(offsets)} offsets")
-    dense: dict[int, int] = {}
-    positions: list[int] = []
-    word_of: list[int] = []
-    members: list[list[int]] = []
-    for pos, wid in enumerate(word_ids):
-        if wid is None:
-            continue
-        w = dense.setdefault(wid, len(dense))
-        if w == len(members):
-            members.append([])
-        members[w].append(pos)
-        positions.append(pos)
-        word_of.append(w)
+    grouped = group(word_ids)
+    members = grouped.words
     stands_on = anchors(text, offsets) if text else tuple(int(a) for a, _ in offsets)
     token_spans = [
         _token_span(text, int(a), int(b), pieces is not None and pieces[i] in _MARKERS)
@@ -114,14 +114,33 @@ def align(
             a, b = token_spans[p]
             token_spans[p] = (min(max(a, start), stop), min(max(b, start), stop))
     return Alignment(
-        length=len(word_ids),
-        positions=tuple(positions),
-        word_of=tuple(word_of),
-        words=tuple(tuple(ps) for ps in members),
+        length=grouped.length,
+        positions=grouped.positions,
+        word_of=grouped.word_of,
+        words=grouped.words,
         word_spans=tuple(spans),
         token_spans=tuple(token_spans),
         anchors=stands_on,
     )
+
+
+def group(word_ids: Sequence[int | None]) -> Grouping:
+    """Group token positions into words by their word ids (None: a special token, not scored); words are
+    numbered in order of first appearance. :func:`align` without the characters."""
+    dense: dict[int, int] = {}
+    positions: list[int] = []
+    word_of: list[int] = []
+    members: list[list[int]] = []
+    for pos, wid in enumerate(word_ids):
+        if wid is None:
+            continue
+        w = dense.setdefault(wid, len(dense))
+        if w == len(members):
+            members.append([])
+        members[w].append(pos)
+        positions.append(pos)
+        word_of.append(w)
+    return Grouping(len(word_ids), tuple(positions), tuple(word_of), tuple(tuple(ps) for ps in members))
 
 
 def anchors(text: str, offsets: Sequence[Span]) -> tuple[int, ...]:
@@ -190,7 +209,7 @@ def restrict(al: Alignment, span: Span) -> tuple[Alignment, list[bool]]:
     return only(al, [p for p, k in zip(al.positions, keep) if k]), keep
 
 
-def only(al: Alignment, positions: Sequence[int]) -> Alignment:
+def only(al: G, positions: Sequence[int]) -> G:
     """The alignment with only ``positions`` scored; words keep all their tokens, so masks are unchanged."""
     wanted = {int(p) for p in positions}
     if len(wanted) == len(al.positions):

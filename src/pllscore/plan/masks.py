@@ -1,6 +1,6 @@
 """Masking plans: the unique masked copies a set of metrics needs, and what each one serves.
 
-In: token-id sequences with their :class:`~pllscore.plan.align.Alignment`, and metric names.
+In: token-id sequences with their :class:`~pllscore.plan.align.Grouping` (an alignment's words), and metric names.
 Out: :class:`MaskPlan`.
 
 A masked copy is a token sequence with some positions replaced by the mask token. It is
@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pllscore.plan.align import Alignment, Span
+from pllscore.plan.align import Grouping, Span
 
 __all__ = ["MaskPlan", "build_plan", "mask_positions"]
 
@@ -107,7 +107,7 @@ class MaskPlan:
         return self.slots[self.block_ptr[b] : self.block_ptr[b + 1]]
 
 
-def build_plan(sequences: Sequence[Sequence[int]], alignments: Sequence[Alignment], metrics: Sequence[str]) -> MaskPlan:
+def build_plan(sequences: Sequence[Sequence[int]], alignments: Sequence[Grouping], metrics: Sequence[str]) -> MaskPlan:
     """Plan the unique masked copies that score every text under every metric."""
     if len(sequences) != len(alignments):
         raise ValueError(f"{len(sequences)} sequences but {len(alignments)} alignments")

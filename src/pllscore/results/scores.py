@@ -21,10 +21,9 @@ from typing import Any, Literal, overload
 
 import numpy as np
 
-from pllscore.plan.align import anchors, check_span
+from pllscore.plan.align import Span, anchors, check_span
 from pllscore.results.norms import NORMS, check_norms, sum_scored, unigram_norm
 
-Span = tuple[int, int]
 Level = Literal["sentence", "word", "token"]
 
 __all__ = ["NORMS", "Results", "SentenceScore", "TokenScore", "WordScore", "register_frame_builder"]
@@ -121,11 +120,13 @@ class SentenceScore:
     # --- views -----------------------------------------------------------------
     def view(self, *, base: float | Literal["e"] | None = None, surprisal: bool | None = None) -> SentenceScore:
         """The same scores in another unit: ``base`` 2 for bits, ``surprisal=True`` to negate."""
-        return replace(
-            self,
+        return self._with(
             base=_check_base(base) if base is not None else self.base,
             surprisal=self.surprisal if surprisal is None else bool(surprisal),
         )
+
+    def _with(self, **changes: Any) -> SentenceScore:
+        return replace(self, **changes)  # a copy with ``changes`` (results/lazy.py keeps its fields unmade)
 
     @property
     def unit(self) -> str:
@@ -162,7 +163,7 @@ class SentenceScore:
     @property
     def is_special(self) -> np.ndarray:
         """Per token, whether it is a scored special token (all False for most results)."""
-        return np.zeros(len(self.pieces), dtype=bool) if self.special is None else np.asarray(self.special, bool)
+        return np.zeros(self.n_tokens, dtype=bool) if self.special is None else np.asarray(self.special, bool)
 
     @property
     def _in_word(self) -> np.ndarray:
@@ -257,10 +258,10 @@ class SentenceScore:
         """Per word, ``values`` at its first token (how word level reports entropy and rank); None for None."""
         if values is None:
             return None
+        own = np.flatnonzero(np.asarray(self.word_index) >= 0)
+        words, at = np.unique(np.asarray(self.word_index)[own], return_index=True)  # each word's first token
         first = np.full(self.n_words, -1, dtype=np.int64)
-        for t in range(self.n_tokens - 1, -1, -1):
-            if self.word_index[t] >= 0:
-                first[self.word_index[t]] = t
+        first[words] = own[at]
         return np.where(first >= 0, np.asarray(values, dtype=np.float64)[np.maximum(first, 0)], np.nan)
 
     def word(self, i: int) -> WordScore:

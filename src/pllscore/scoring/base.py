@@ -23,7 +23,9 @@ from pllscore.engine.placement import input_device
 from pllscore.errors import InputError, ModelError, NonFiniteError
 from pllscore.plan.align import Span
 from pllscore.plan.words import check_mask_by, check_words
+from pllscore.results.lazy import lazy_score
 from pllscore.results.scores import Results, SentenceScore
+from pllscore.scoring.encoded import special_flags, token_fields
 from pllscore.scoring.encoding import (
     Encoded,
     Encodings,
@@ -377,24 +379,18 @@ class Scorer:
         """The :class:`SentenceScore`; ``extra``: optional per-token arrays (entropy, rank, word_correction).
 
         Its tokens are the text's and, in sequence order among them, the special tokens the kind scores
-        (:attr:`Encoded.specials`: word -1, an empty span at the text's start or end).
+        (:attr:`Encoded.specials`: word -1, an empty span at the text's start or end). What it lists per
+        token and word (pieces, spans, words, anchors) is made when first read (:mod:`pllscore.results.lazy`).
         """
-        al = enc.reported
-        word = dict(zip(al.positions, al.word_of))
-        first = al.positions[0]
-        spans = {p: (0, 0) if p < first else (len(text), len(text)) for p in enc.specials}
-        order = sorted([*al.positions, *enc.specials])
-        return SentenceScore(
+        return lazy_score(
+            token_fields,
+            (text, enc),
+            n_words=enc.n_words,
             index=index,
             text=text,
             metric=metric,
             model=self.name,
-            pieces=tuple(enc.pieces[p] for p in order),
-            offsets=tuple(spans[p] if p in spans else al.token_spans[p] for p in order),
-            word_index=np.asarray([word.get(p, -1) for p in order], dtype=np.int64),
-            word_spans=al.word_spans,
             logprobs=np.asarray(logprobs, dtype=np.float64),
-            special=np.asarray([p in spans for p in order]) if spans else None,
-            anchors=tuple(-1 if p in spans else al.anchors[p] for p in order),
+            special=special_flags(enc),
             **{k: np.asarray(v, dtype=np.float64) for k, v in extra.items()},
         )

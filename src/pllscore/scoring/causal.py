@@ -126,6 +126,6 @@ class CausalScorer(Scorer):
                 read, values = read & keep, np.where(keep, values, np.nan)
             extra = {n: np.where(np.isnan(values), np.nan, causal_values(e, out[n])[0]) for n in asked if n in out}
             if bow is not None:
-                adjust = bow_adjust(e.ids, e.alignment.positions, e.lead, e.trail, out["set"], bow)
+                adjust = bow_adjust(e.ids, e.positions, e.lead, e.trail, out["set"], bow)
                 extra["word_correction"] = np.where(np.isnan(values), np.nan, adjust)
             yield Scored("causal", i, values, read, extra)

@@ -41,10 +41,12 @@ from typing import Any
 
 import numpy as np
 
-from pllscore.engine.loading import check_token_types, encode_text, literal_specials, special_ids, text_only_tokenizer
+from pllscore.engine.tokenizing import Tokens, check_token_types, literal_specials, special_ids, text_only_tokenizer
+from pllscore.engine.tokenizing import tokenize as tokenize_texts
 from pllscore.errors import InputError, InputTooLongError
-from pllscore.plan.align import Alignment, Span, align, check_span, restrict
+from pllscore.plan.align import Span, check_span, restrict
 from pllscore.plan.words import assign, regroup, word_spans
+from pllscore.scoring.encoded import Encoded
 from pllscore.scoring.text_checks import (
     CONVENTIONS,
     LONG_MODES,
@@ -79,46 +81,6 @@ class NoTokensError(InputError):
         self.index = index
         after = " after its context" if after_context else ""
         super().__init__(f"text {index} ({text!r:.40}) has no tokens{after} after tokenization; remove it")
-
-
-@dataclass(frozen=True)
-class Encoded:
-    """One text as the model sees it.
-
-    Attributes:
-        ids: the token ids, special tokens (and a causal LM's BOS) included.
-        pieces: the token strings, one per id.
-        offsets: per position, its character span in the encoded string (with a context, the
-            joint string).
-        alignment: which positions are scored and the words masks follow; spans index into the text.
-        word_ids: per position, the id of its word as masks follow it (the tokenizer's, or the
-            user's with ``mask_by="words"``); None for a position that is never scored or masked
-            (special tokens, BOS, a context's tokens).
-        lead: number of special positions before the first content token (context or text).
-        trail: number of special positions after the last content token.
-        user_words: the alignment regrouped into the user's words when results follow them but
-            masks do not (``mask_by="tokenizer"``); None when results follow ``alignment``.
-        source: the ids the encoder of an encoder-decoder model reads (its source); None for the
-            other kinds.
-        specials: the positions of special tokens that are scored all the same (an encoder-decoder
-            model's closing EOS); the results list them among the text's tokens, in no word.
-    """
-
-    ids: list[int]
-    pieces: list[str]
-    offsets: list[Span]
-    alignment: Alignment
-    word_ids: list[int | None]
-    lead: int = 0
-    trail: int = 0
-    user_words: Alignment | None = None
-    source: tuple[int, ...] | None = None
-    specials: tuple[int, ...] = ()
-
-    @property
-    def reported(self) -> Alignment:
-        """The alignment whose words the results report: the user's words, else the tokenizer's."""
-        return self.user_words if self.user_words is not None else self.alignment
 
 
 @dataclass(frozen=True)
@@ -228,22 +190,20 @@ def encode(
     starts = [len(c) + len(sep) if c or lead_sep else 0 for c in ctx]
     joint = [c + sep + t if c or lead_sep else t for c, t in zip(ctx, texts)]
     stripped = [c.rstrip() for c in ctx]
-    enc, used, specials = _tokenize(tokenizer, joint, add_special_tokens, name)
+    toks, used, literal = _tokenize(tokenizer, joint, add_special_tokens, name)
     alone = _contexts_alone(used, stripped)
     n_context = [len(a[0]) for a in alone]
+    piece_of = {p: tokenizer.convert_ids_to_tokens(p) for p in dict.fromkeys(prefixes) if p is not None}
     out = []
     for i, text in enumerate(texts):
-        ids = list(enc["input_ids"][i])
-        literal = literal_specials(ids, enc.word_ids(i), specials)
-        if literal:
-            raise _literal_error(tokenizer, enc, i, literal[0], joint[i], starts[i], name)
-        pieces = list(enc.tokens(i))
-        offsets: list[Span] = [(int(a), int(b)) for a, b in enc["offset_mapping"][i]]
-        word_ids: list[int | None] = list(enc.word_ids(i))
+        if literal is not None and literal[0] == i:  # the errors of a text come in order, this one first
+            raise _literal_error(tokenizer, toks[i], i, literal[1], joint[i], starts[i], name)
+        t = toks[i]  # each list read once, here
+        ids, pieces, offsets, word_ids = t.ids, t.tokens, t.offsets, t.word_ids
         if lead_sep and n_context[i]:  # lm-eval's split: the context's own tokens, then the whole's after as many
             ids, pieces, offsets, word_ids = _lm_eval_split(ids, pieces, offsets, word_ids, alone[i])
         if prefixes[i] is not None:
-            ids, pieces = [prefixes[i], *ids], [tokenizer.convert_ids_to_tokens(prefixes[i]), *pieces]
+            ids, pieces = [prefixes[i], *ids], [piece_of[prefixes[i]], *pieces]
             offsets, word_ids = [(0, 0), *offsets], [None, *word_ids]
         if max_length is not None and len(ids) > max_length and not allow_long:
             raise InputTooLongError(i, len(ids), max_length)
@@ -253,30 +213,48 @@ def encode(
         if ctx[i]:
             context_positions = set(content[: context_size(content, offsets, n_context[i], len(stripped[i]))])
             word_ids = [None if j in context_positions else w for j, w in enumerate(word_ids)]
-        shift = starts[i]
-        al = align(word_ids, [(a - shift, b - shift) for a, b in offsets], text, pieces)
-        if not al.positions:
+            content = [j for j in content if j not in context_positions]
+        if not content:
             raise NoTokensError(i, text, bool(ctx[i]))
+        # tuples (see Encoded): thousands of encodings alive do not make the collector walk the whole heap more often
+        e = Encoded(
+            tuple(ids), tuple(pieces), tuple(offsets), tuple(word_ids), tuple(content), text, starts[i], lead, trail
+        )
         user = word_spans(text, words if isinstance(words, str) else words[i], word_sep, index=i)
-        al, word_ids, user_words = _by_user_words(al, word_ids, user, mask_by)
-        out.append(Encoded(ids, pieces, offsets, al, word_ids, lead, trail, user_words))
+        out.append(e if user is None else _by_user_words(e, user, mask_by))
     return out
 
 
-def _tokenize(tokenizer: Any, joint: list[str], add_special_tokens: bool, name: str) -> tuple[Any, Any, set[int]]:
-    """The tokenizer's encoding of the strings ``joint``, the tokenizer that made it, and the special ids.
+def _tokenize(
+    tokenizer: Any, joint: list[str], add_special_tokens: bool, name: str
+) -> tuple[Sequence[Tokens], Any, tuple[int, int] | None]:
+    """The tokens of the strings ``joint``, the tokenizer that made them, and the first (string, position) whose
+    own token is a special token read from its text (None: none is).
 
     Where some string yields a special token from its text, a copy of the tokenizer that cannot
     read special tokens from text (if the vocabulary allows one) encodes the batch again.
     """
     specials = special_ids(tokenizer)
-    enc = encode_text(tokenizer, joint, add_special_tokens)
-    if any(literal_specials(enc["input_ids"][i], enc.word_ids(i), specials) for i in range(len(joint))):
+    toks = tokenize_texts(tokenizer, joint, add_special_tokens)
+    literal = _first_literal(toks, specials)
+    if literal is not None:
         alt = text_only_tokenizer(tokenizer)
         if alt is not None:
-            tokenizer, enc = alt, encode_text(alt, joint, add_special_tokens)
-    check_token_types(enc.get("token_type_ids"), name)
-    return enc, tokenizer, specials
+            tokenizer, toks = alt, tokenize_texts(alt, joint, add_special_tokens)
+            literal = _first_literal(toks, specials)
+    check_token_types(next(([t.type_ids] for t in toks if any(t.type_ids)), None), name)
+    return toks, tokenizer, literal
+
+
+def _first_literal(toks: Sequence[Tokens], specials: frozenset[int]) -> tuple[int, int] | None:
+    """The first (string, position) of ``toks`` whose own token (word id not None) has a special token's id."""
+    for i, t in enumerate(toks):
+        ids = t.ids
+        if not specials.isdisjoint(ids):
+            literal = literal_specials(ids, t.word_ids, specials)
+            if literal:
+                return i, literal[0]
+    return None
 
 
 #: a stripped context encoded alone, without special tokens: its ids, pieces and character offsets
@@ -288,10 +266,9 @@ def _contexts_alone(tokenizer: Any, stripped: list[str]) -> list[_Alone]:
     with_context = [i for i, c in enumerate(stripped) if c]
     out: list[_Alone] = [([], [], [])] * len(stripped)
     if with_context:
-        ctx_enc = encode_text(tokenizer, [stripped[i] for i in with_context], False)
+        ctx_toks = tokenize_texts(tokenizer, [stripped[i] for i in with_context], False)
         for k, i in enumerate(with_context):
-            offsets = [(int(a), int(b)) for a, b in ctx_enc["offset_mapping"][k]]
-            out[i] = (list(ctx_enc["input_ids"][k]), list(ctx_enc.tokens(k)), offsets)
+            out[i] = (ctx_toks[k].ids, ctx_toks[k].tokens, ctx_toks[k].offsets)
     return out
 
 
@@ -320,10 +297,10 @@ def _lm_eval_split(
     )
 
 
-def _literal_error(tokenizer: Any, enc: Any, i: int, pos: int, joint: str, start: int, name: str) -> InputError:
+def _literal_error(tokenizer: Any, toks: Tokens, i: int, pos: int, joint: str, start: int, name: str) -> InputError:
     """The error for text ``i`` whose position ``pos`` is a special token read from its (joint) string."""
-    a, b = enc["offset_mapping"][i][pos]
-    token = enc["input_ids"][i][pos]
+    a, b = toks.offsets[pos]
+    token = toks.ids[pos]
     where = f"text {i}" if a >= start else f"the context of text {i}"
     return InputError(
         f"{where} contains {joint[a:b]!r}, which the tokenizer of {name!r} reads only as its special "
@@ -332,17 +309,15 @@ def _literal_error(tokenizer: Any, enc: Any, i: int, pos: int, joint: str, start
     )
 
 
-def _by_user_words(
-    al: Alignment, word_ids: list[int | None], user: Any, mask_by: str
-) -> tuple[Alignment, list[int | None], Alignment | None]:
-    """(alignment, word ids, user words) of an :class:`Encoded` given the user's word spans (None: none)."""
-    if user is None:
-        return al, word_ids, None
+def _by_user_words(e: Encoded, user: Sequence[Span], mask_by: str) -> Encoded:
+    """``e`` with the user's words ``user`` (their spans): the words its results report, and with
+    ``mask_by="words"`` the words its masks follow too."""
+    al = e.alignment
     regrouped = regroup(al, user, assign(al, user))
     if mask_by != "words":
-        return al, word_ids, regrouped
+        return replace(e, user_words=regrouped, aligned=al)
     of = dict(zip(regrouped.positions, regrouped.word_of))
-    return regrouped, [of.get(j) for j in range(len(word_ids))], None
+    return replace(e, word_ids=tuple(of.get(j) for j in range(len(e.word_ids))), aligned=regrouped)
 
 
 def context_size(content: list[int], offsets: list[Span], n_context: int, end: int) -> int:

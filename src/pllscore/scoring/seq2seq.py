@@ -144,7 +144,7 @@ class Seq2SeqScorer(Scorer):
     @staticmethod
     def _specials(e: Encoded) -> tuple[int, ...]:
         """The positions of the labels' special tokens (before and after the text's)."""
-        text = set(e.alignment.positions)
+        text = set(e.positions)
         first, last = min(text), max(text)
         return tuple(p for p in range(len(e.ids)) if p not in text and (p < first or p > last))
 
@@ -156,7 +156,7 @@ class Seq2SeqScorer(Scorer):
             sources, [e.ids for e in encoded], max_tokens=self.max_tokens, wants=wants, progress=batch.progress
         )
         for i, (e, out) in enumerate(zip(encoded, outs)):
-            text = list(e.alignment.positions)
+            text = list(e.positions)
             order = sorted([*text, *e.specials])
             values = out["logprob"][order]
             read = None

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pllscore.plan.align import Alignment, align, only
+from pllscore.plan.align import Grouping, group, only
 from pllscore.plan.masks import MaskPlan
 from pllscore.plan.windows import causal_windows, centred_starts
 from pllscore.scoring.encoding import Encoded
@@ -30,14 +30,14 @@ def _fits(e: Encoded, max_length: int | None) -> bool:
 
 def masked_windows(
     e: Encoded, targets: np.ndarray, max_length: int | None
-) -> list[tuple[list[int], Alignment, np.ndarray]]:
-    """(token ids, alignment scoring only its targets, target indices) per window of a text.
+) -> list[tuple[Sequence[int], Grouping, np.ndarray]]:
+    """(token ids, grouping scoring only its targets, target indices) per window of a text.
 
     ``targets`` are indices into the text's scored positions. A text that fits is one window:
     itself. A longer one gets a window of the model's length per distinct centred start;
     special tokens at the ends are kept in every window.
     """
-    al = e.alignment
+    al = e.grouping
     positions = np.asarray(al.positions)
     if _fits(e, max_length):
         return [(e.ids, only(al, positions[targets]), targets)]
@@ -54,7 +54,7 @@ def masked_windows(
             + list(range(lead + start, lead + start + size))
             + list(range(len(e.ids) - trail, len(e.ids)))
         )
-        sub = align([e.word_ids[j] for j in keep], [e.offsets[j] for j in keep], "", [e.pieces[j] for j in keep])
+        sub = group([e.word_ids[j] for j in keep])
         where = {j: new for new, j in enumerate(keep)}
         out.append(([e.ids[j] for j in keep], only(sub, [where[int(p)] for p in positions[picked]]), picked))
     return out
@@ -65,17 +65,17 @@ class MaskedWork:
     """The mask-plan entries (token ids, alignment) for a batch of texts, and how to stitch them back."""
 
     encoded: Sequence[Encoded]
-    entries: list[tuple[list[int], Alignment]]
+    entries: list[tuple[Sequence[int], Grouping]]
     stitch: list[list[tuple[int, np.ndarray]]]  # per text: (entry, indices of its scored tokens)
 
     @classmethod
     def build(
         cls, encoded: Sequence[Encoded], keeps: Sequence[np.ndarray | None], max_length: int | None
     ) -> MaskedWork:
-        entries: list[tuple[list[int], Alignment]] = []
+        entries: list[tuple[Sequence[int], Grouping]] = []
         stitch: list[list[tuple[int, np.ndarray]]] = []
         for e, keep in zip(encoded, keeps):
-            targets = np.arange(len(e.alignment.positions)) if keep is None else np.flatnonzero(keep)
+            targets = np.arange(len(e.positions)) if keep is None else np.flatnonzero(keep)
             pieces = []
             for ids, al, picked in masked_windows(e, targets, max_length):
                 pieces.append((len(entries), picked))
@@ -84,16 +84,16 @@ class MaskedWork:
         return cls(encoded, entries, stitch)
 
     @property
-    def sequences(self) -> list[list[int]]:
+    def sequences(self) -> list[Sequence[int]]:
         return [ids for ids, _ in self.entries]
 
     @property
-    def alignments(self) -> list[Alignment]:
+    def alignments(self) -> list[Grouping]:
         return [al for _, al in self.entries]
 
     def values(self, plan: MaskPlan, reads: np.ndarray, metric_index: int, text: int) -> np.ndarray:
         """Per scored position of text ``text``, its score under metric ``metric_index`` (NaN: not a target)."""
-        values = np.full(len(self.encoded[text].alignment.positions), np.nan)
+        values = np.full(len(self.encoded[text].positions), np.nan)
         for entry, picked in self.stitch[text]:
             values[picked] = reads[plan.block(metric_index, entry, len(self.entries))]
         return values
@@ -115,7 +115,7 @@ class CausalWork:
         return cls(encoded, windows)
 
     @property
-    def sequences(self) -> list[list[int]]:
+    def sequences(self) -> list[Sequence[int]]:
         return [e.ids[b:end] for e, ws in zip(self.encoded, self.windows) for b, end, _ in ws]
 
     def logprobs(self, runs: Sequence[np.ndarray]) -> Iterator[np.ndarray]:
@@ -151,6 +151,6 @@ def causal_values(e: Encoded, lp: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     Position 0 has no context: it is NaN and not read. Any output stitched like ``lp`` (entropy,
     rank) maps to the scored positions the same way.
     """
-    pos = np.asarray(e.alignment.positions)
+    pos = np.asarray(e.positions)
     values = np.where(pos > 0, lp[np.maximum(pos - 1, 0)] if len(lp) else np.nan, np.nan)
     return values, pos > 0
