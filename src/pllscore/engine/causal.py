@@ -61,7 +61,9 @@ class CausalEngine(Engine):
                 out = run_trees(self, seqs, rows, wants, max_tokens=max_tokens, progress=progress)
                 # a NaN or inf in one text reaches the others of its tree row (0 * NaN in attention): run
                 # the texts that got one again on their own, so that the error names the text it is in
-                logprobs = (v if wants is None else v["logprob"] for v in out)
+                logprobs = [v if wants is None else v["logprob"] for v in out]
+                if not logprobs or np.isfinite(np.concatenate(logprobs)).all():  # one test for all (the usual case)
+                    return out
                 redo = np.array([i for i, lp in enumerate(logprobs) if not np.isfinite(lp).all()], dtype=np.int64)
                 if len(redo):
                     lengths = np.array([len(seqs[i]) for i in redo], dtype=np.int64)

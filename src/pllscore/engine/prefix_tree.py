@@ -75,11 +75,15 @@ def run_trees(
     def run_one(batch: np.ndarray) -> None:
         picked = [rows[r] for r in batch]
         for row, nodes in zip(picked, _run_rows(engine, picked, wants)):
+            if wants is None:
+                logprob = nodes["logprob"]
+                for item, path in zip(row.items, row.paths):
+                    out[item] = logprob[path[1:]]
+                continue
             for item, path in zip(row.items, row.paths):
                 # a node's logprob, entropy and rank score it (read at its parent); its ``set`` is read at
                 # itself: the distribution after it, for every position of the sequence, the last included
-                got = {k: (v[path] if k == "set" else v[path[1:]]) for k, v in nodes.items()}
-                out[item] = got["logprob"] if wants is None else got
+                out[item] = {k: (v[path] if k == "set" else v[path[1:]]) for k, v in nodes.items()}
 
     run_batches(
         np.array([r.size for r in rows], dtype=np.int64),

@@ -55,20 +55,32 @@ def pack_trees(sequences: Sequence[Sequence[int]], capacity: int) -> list[TreeRo
     if capacity < 1:
         raise ValueError(f"capacity must be at least 1, got {capacity}")
     seqs = [np.asarray(s, dtype=np.int64) for s in sequences]
-    order = sorted(range(len(seqs)), key=lambda i: seqs[i].tolist())
+    keys = [s.tolist() for s in seqs]
+    order = sorted(range(len(seqs)), key=keys.__getitem__)
     rows: list[TreeRow] = []
     builder = _RowBuilder()
     for i in order:
         s = seqs[i]
-        shared = common_prefix(builder.last, s) if builder.items else 0
+        shared = _common(builder.last, keys[i]) if builder.items else 0
         if builder.items and builder.size + len(s) - shared > capacity:
             rows.append(builder.build())
             builder = _RowBuilder()
             shared = 0
-        builder.add(i, s, shared)
+        builder.add(i, s, keys[i], shared)
     if builder.items:
         rows.append(builder.build())
     return rows
+
+
+def _common(a: list[int], b: list[int]) -> int:
+    """:func:`common_prefix` of two lists: a loop over short ones (most texts), numpy over long ones."""
+    n = min(len(a), len(b))
+    if n > 64:
+        return common_prefix(a, b)
+    for k in range(n):
+        if a[k] != b[k]:
+            return k
+    return n
 
 
 class _RowBuilder:
@@ -78,23 +90,25 @@ class _RowBuilder:
         self.parents: list[int] = []
         self.depths: list[int] = []
         self.paths: list[np.ndarray] = []
-        self.last: np.ndarray = np.empty(0, dtype=np.int64)
+        self.last: list[int] = []
 
     @property
     def size(self) -> int:
         return len(self.tokens)
 
-    def add(self, item: int, seq: np.ndarray, shared: int) -> None:
-        # in lexicographic order, the previous sequence shares the longest prefix with this one
-        path = list(self.paths[-1][:shared]) if shared else []
-        for d in range(shared, len(seq)):
-            self.parents.append(path[-1] if path else -1)
-            self.tokens.append(int(seq[d]))
-            self.depths.append(d)
-            path.append(len(self.tokens) - 1)
+    def add(self, item: int, seq: np.ndarray, key: list[int], shared: int) -> None:
+        # in lexicographic order, the previous sequence shares the longest prefix with this one; the new nodes
+        # (positions shared .. len - 1) form a chain below the last shared node
+        start, new = len(self.tokens), len(seq) - shared
+        if new:
+            self.parents.append(int(self.paths[-1][shared - 1]) if shared else -1)
+            self.parents.extend(range(start, start + new - 1))
+            self.tokens.extend(key[shared:])
+            self.depths.extend(range(shared, len(seq)))
+        shared_path = self.paths[-1][:shared] if shared else np.empty(0, dtype=np.int64)
         self.items.append(item)
-        self.paths.append(np.asarray(path, dtype=np.int64))
-        self.last = seq
+        self.paths.append(np.concatenate([shared_path, np.arange(start, start + new, dtype=np.int64)]))
+        self.last = key
 
     def build(self) -> TreeRow:
         return TreeRow(

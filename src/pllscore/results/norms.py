@@ -124,5 +124,12 @@ def norm_columns(norms: Sequence[str] | None, unigram: Any, level: str) -> tuple
 
 
 def sum_scored(values: np.ndarray) -> float:
-    """Sum of the non-NaN values; NaN (not 0) when there are none."""
-    return float(np.nansum(values, dtype=np.float64)) if (~np.isnan(values)).any() else math.nan
+    """Sum of the non-NaN values; NaN (not 0) when there are none.
+
+    ``np.nansum`` written out (NaN replaced by 0, then the same ``np.sum``), the same number to the bit, with
+    one NaN test instead of three and no copy when nothing is NaN.
+    """
+    nan = np.isnan(values)
+    if nan.all():
+        return math.nan
+    return float(np.sum(np.where(nan, 0.0, values) if nan.any() else values, dtype=np.float64))

@@ -182,7 +182,7 @@ class SentenceScore:
     @property
     def total(self) -> float:
         """Sum of the scored tokens' scores (the (pseudo-)log-likelihood); NaN when no token was scored."""
-        return sum_scored(self.token_scores)
+        return sum_scored(self.logprobs if self.base == math.e and not self.surprisal else self.token_scores)
 
     @property
     def mean(self) -> float:

@@ -123,7 +123,7 @@ class CausalScorer(Scorer):
             values, read = causal_values(e, out["logprob"])
             keep = keeps[i]
             if keep is not None:  # a token outside the span is NaN, and not checked
-                read, values = read & keep, np.where(keep, values, np.nan)
+                read, values = keep if read is None else read & keep, np.where(keep, values, np.nan)
             extra = {n: np.where(np.isnan(values), np.nan, causal_values(e, out[n])[0]) for n in asked if n in out}
             if bow is not None:
                 adjust = bow_adjust(e.ids, e.positions, e.lead, e.trail, out["set"], bow)

@@ -139,18 +139,24 @@ class CausalWork:
 
 
 def _stitch(n: int, ws: list[tuple[int, int, int]], runs: list[np.ndarray]) -> np.ndarray:
+    if len(ws) == 1 and ws[0] == (0, n, 1) and len(runs[0]) == n - 1:  # a text that fits: its run, as it is
+        return runs[0]
     lp = np.full(max(n - 1, 0), np.nan)
     for (b, end, first), run in zip(ws, runs):
         lp[first - 1 : end - 1] = run[first - b - 1 : end - b - 1]
     return lp
 
 
-def causal_values(e: Encoded, lp: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per scored position of ``e``, its score from ``lp`` and whether it has context.
+def causal_values(e: Encoded, lp: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+    """Per scored position of ``e``, its score from ``lp`` and whether it has context (None: every one has).
 
     Position 0 has no context: it is NaN and not read. Any output stitched like ``lp`` (entropy,
-    rank) maps to the scored positions the same way.
+    rank) maps to the scored positions the same way. Scored positions in one run after position 0
+    (a text after BOS) are a slice of ``lp``, taken as it is.
     """
+    first, last = e.positions[0], e.positions[-1]
+    if first > 0 and last - first + 1 == len(e.positions) and last <= len(lp):
+        return lp[first - 1 : last], None
     pos = np.asarray(e.positions)
     values = np.where(pos > 0, lp[np.maximum(pos - 1, 0)] if len(lp) else np.nan, np.nan)
     return values, pos > 0
