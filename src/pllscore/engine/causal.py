@@ -86,21 +86,25 @@ class CausalEngine(Engine):
         # position j predicts token j + 1; with outputs the last position is read too (its ``set`` is the
         # distribution after the sequence): its target is a placeholder, its logprob, entropy, rank dropped
         n_reads = lengths - 1 if wants is None else lengths
-        reads = cols[None, :] < n_reads[:, None]
+        # the (row, position) of every read, row by row as a boolean mask would take them, found here: indexing a
+        # GPU tensor by a boolean mask waits for the GPU (to count it), by positions it does not
+        rows, at = np.nonzero(cols[None, :] < n_reads[:, None])
         shifted = np.concatenate([ids[:, 1:], np.zeros((len(ids), 1), dtype=np.int64)], axis=1)
         dev = self.device
         t_ids, t_att = torch.from_numpy(ids).to(dev), torch.from_numpy(attention).to(dev)
-        t_reads = torch.from_numpy(reads).to(dev)
-        targets = torch.from_numpy(shifted).to(dev)[t_reads]
+        t_rows, t_at = torch.from_numpy(rows).to(dev), torch.from_numpy(at).to(dev)
+        targets = torch.from_numpy(shifted[rows, at]).to(dev)
         kw = {} if wants is None else wants.kwargs(dev)
         if self.parts is not None:
             decoder, head = self.parts
             # use_cache=False: a key/value cache would only copy every layer's keys and values
             hidden = decoder(input_ids=t_ids, attention_mask=t_att, use_cache=False)[0]
-            got = read_outputs(head, hidden[t_reads.to(hidden.device)], targets, self.vocab_size, **kw)
+            on = hidden.device  # a model spread over devices: its last layer's
+            got = read_outputs(head, hidden[t_rows.to(on), t_at.to(on)], targets, self.vocab_size, **kw)
         else:
             logits = self.model(input_ids=t_ids, attention_mask=t_att, use_cache=False).logits
-            got = pick_outputs(logits[t_reads.to(logits.device)], targets, **kw)
+            on = logits.device
+            got = pick_outputs(logits[t_rows.to(on), t_at.to(on)], targets, **kw)
         flat = {k: v.double().cpu().numpy() for k, v in got.items()}
         bounds = np.cumsum(n_reads)[:-1]
         if wants is None:
