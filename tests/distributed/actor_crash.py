@@ -12,7 +12,11 @@ this hook and scores the text as any other.
 
 from __future__ import annotations
 
+import importlib.abc
+import importlib.machinery
+import importlib.util
 import os
+import sys
 from typing import Any
 
 CRASH_TEXT = "This sentence makes the first actor that scores it crash."
@@ -20,8 +24,42 @@ MARKER = "PLLSCORE_TEST_CRASH_MARKER"
 
 
 def install() -> None:
-    from pllscore.scoring import api
+    """Wrap ``pllscore.scoring.api.load`` in this worker, once pllscore imports it.
 
+    Ray runs this hook in every worker it starts, Ray Data's own helpers included; importing pllscore (and
+    with it torch) here made each of them pay the import, which tripled the Ray tests' time.
+    """
+    module = sys.modules.get(API)
+    if module is not None:
+        _wrap(module)
+    else:
+        sys.meta_path.insert(0, _WrapOnImport())
+
+
+API = "pllscore.scoring.api"
+
+
+class _WrapOnImport(importlib.abc.MetaPathFinder):
+    """Finds nothing itself: when ``pllscore.scoring.api`` is first imported, wraps it right after it runs."""
+
+    def find_spec(self, name: str, path: Any, target: Any = None) -> importlib.machinery.ModuleSpec | None:
+        if name != API:
+            return None
+        sys.meta_path.remove(self)
+        spec = importlib.util.find_spec(name)
+        if spec is None or spec.loader is None:
+            return spec
+        run = spec.loader.exec_module
+
+        def exec_module(module: Any) -> None:
+            run(module)
+            _wrap(module)
+
+        spec.loader.exec_module = exec_module  # type: ignore[method-assign]
+        return spec
+
+
+def _wrap(api: Any) -> None:
     load = api.load
 
     def load_then_crash_once(*args: Any, **kwargs: Any) -> Any:
