@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 import torch
 
-from pllscore.engine.executor import Engine, precision, run_batches
+from pllscore.engine.executor import Engine, Launch, into, precision, run_batches, to_device, to_host
 from pllscore.engine.heads import split_causal_lm
 from pllscore.engine.prefix_tree import plan_trees, run_trees, supports_trees
 from pllscore.engine.readout import Wants, pick_outputs, read_outputs
@@ -48,12 +48,6 @@ class CausalEngine(Engine):
         self, sequences: Sequence[Sequence[int]], wants: Wants | None, max_tokens: int, progress: bool | None
     ) -> list[Any]:
         seqs = [np.asarray(s, dtype=np.int64) for s in sequences]
-        out: list[Any] = [None] * len(seqs)
-
-        def run_one(batch: np.ndarray) -> None:
-            for i, values in zip(batch, self._run_batch([seqs[i] for i in batch], wants)):
-                out[i] = values
-
         with torch.inference_mode(), precision(self.device, self.autocast):
             trees = self.share_prefixes and self.padding == "pad" and supports_trees(self.model, seqs)
             rows = plan_trees(seqs, max_tokens) if trees else None
@@ -67,16 +61,24 @@ class CausalEngine(Engine):
                 redo = np.array([i for i, lp in enumerate(logprobs) if not np.isfinite(lp).all()], dtype=np.int64)
                 if len(redo):
                     lengths = np.array([len(seqs[i]) for i in redo], dtype=np.int64)
-                    run_batches(lengths, max_tokens, lambda b: run_one(redo[b]), progress=False, padding=self.padding)
+                    launch = self._launcher(seqs, wants, out)
+                    run_batches(lengths, max_tokens, lambda b: launch(redo[b]), progress=False, padding=self.padding)
                 return out
+            out = [None] * len(seqs)
             lengths = np.array([len(s) for s in seqs], dtype=np.int64)
+            launch = self._launcher(seqs, wants, out)
             run_batches(
-                lengths, max_tokens, run_one, progress=progress, desc="sentences", unit="text", padding=self.padding
+                lengths, max_tokens, launch, progress=progress, desc="sentences", unit="text", padding=self.padding
             )
         return out
 
-    def _run_batch(self, seqs: list[np.ndarray], wants: Wants | None = None) -> list[Any]:
-        """One padded batch: per sequence its log-probabilities, or with ``wants`` a dict of outputs."""
+    def _launcher(self, seqs: list[np.ndarray], wants: Wants | None, out: list[Any]) -> Launch:
+        """Launches padded batches of ``seqs`` (indices), each text's values filed at ``out[text]``."""
+        return into(out, lambda batch: self._launch_batch([seqs[i] for i in batch], wants))
+
+    def _launch_batch(self, seqs: list[np.ndarray], wants: Wants | None = None) -> Callable[[], list[Any]]:
+        """One padded batch, launched: what it returns waits for the results and gives per sequence its
+        log-probabilities, or with ``wants`` a dict of outputs."""
         lengths = np.array([len(s) for s in seqs], dtype=np.int64)
         ids = np.full((len(seqs), int(lengths.max())), self.pad_token_id, dtype=np.int64)
         for row, s in enumerate(seqs):
@@ -91,9 +93,7 @@ class CausalEngine(Engine):
         rows, at = np.nonzero(cols[None, :] < n_reads[:, None])
         shifted = np.concatenate([ids[:, 1:], np.zeros((len(ids), 1), dtype=np.int64)], axis=1)
         dev = self.device
-        t_ids, t_att = torch.from_numpy(ids).to(dev), torch.from_numpy(attention).to(dev)
-        t_rows, t_at = torch.from_numpy(rows).to(dev), torch.from_numpy(at).to(dev)
-        targets = torch.from_numpy(shifted[rows, at]).to(dev)
+        t_ids, t_att, t_rows, t_at, targets = (to_device(a, dev) for a in (ids, attention, rows, at, shifted[rows, at]))
         kw = {} if wants is None else wants.kwargs(dev)
         if self.parts is not None:
             decoder, head = self.parts
@@ -105,9 +105,14 @@ class CausalEngine(Engine):
             logits = self.model(input_ids=t_ids, attention_mask=t_att, use_cache=False).logits
             on = logits.device
             got = pick_outputs(logits[t_rows.to(on), t_at.to(on)], targets, **kw)
-        flat = {k: v.double().cpu().numpy() for k, v in got.items()}
+        pending = to_host(got)
         bounds = np.cumsum(n_reads)[:-1]
-        if wants is None:
-            return np.split(flat["logprob"], bounds)
-        split = {k: np.split(v, bounds) for k, v in flat.items()}
-        return [{k: (v[row] if k == "set" else v[row][:-1]) for k, v in split.items()} for row in range(len(seqs))]
+
+        def finish() -> list[Any]:
+            flat = pending()
+            if wants is None:
+                return np.split(flat["logprob"], bounds)
+            split = {k: np.split(v, bounds) for k, v in flat.items()}
+            return [{k: (v[row] if k == "set" else v[row][:-1]) for k, v in split.items()} for row in range(len(seqs))]
+
+        return finish

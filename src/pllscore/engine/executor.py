@@ -1,14 +1,27 @@
 """Run items in batches under a token budget, with a progress bar and CUDA out-of-memory back-off.
 
-The executor knows nothing about models: it is given item lengths and a function that
-runs one batch of item indices. On a CUDA out-of-memory error it halves the budget and
-re-packs the items not yet done, so no finished work is lost.
+The executor knows nothing about models: it is given item lengths and a function that *launches* one batch
+of item indices and returns its *finish*, a function of no arguments. Launching prepares the batch on the
+host, copies it to the device and queues the forward pass and readout there; finishing waits for the
+results, copies them to the host and files them per item. :func:`run_batches` launches batch i + 1 before
+it finishes batch i, so on a GPU the host prepares the next batch while the device computes this one. For
+that no copy may make the host wait: a plain copy from host memory to CUDA, or from CUDA to the host, waits
+until the device has run all the work queued before it. :func:`to_device` copies inputs through pinned
+memory without blocking; :func:`to_host` starts a batch's outputs for the host (pinned memory,
+``non_blocking``) right behind its readout and records a CUDA event after them, and finishing waits on
+that event alone: pllscore's one wait per batch (the model's code may add its own: transformers' sdpa
+masks test a 2D attention mask for padding). On a CPU the launch computes everything and the finish files
+the results, one after the other: the same numbers as a launch and finish in one.
+
+A batch is done once finished. On a CUDA out-of-memory error, whether launching or finishing, the executor
+halves the budget and re-packs the items not yet done (those of a batch launched but not finished among
+them), so no finished work is lost and no batch is counted twice.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -19,7 +32,12 @@ from pllscore.engine.placement import input_device
 from pllscore.errors import ModelError
 from pllscore.plan.batching import pack
 
-__all__ = ["Engine", "full_float32", "precision", "run_batches"]
+__all__ = ["Engine", "Finish", "Launch", "full_float32", "into", "precision", "run_batches", "to_device", "to_host"]
+
+#: what launching a batch returns: waits for its results on the device and files them on the host
+Finish = Callable[[], None]
+#: launches one batch of item indices (see the module's docstring)
+Launch = Callable[[np.ndarray], Finish]
 
 
 class Engine:
@@ -104,7 +122,7 @@ def full_float32() -> Iterator[None]:
 def run_batches(
     lengths: np.ndarray,
     max_tokens: int,
-    run: Callable[[np.ndarray], None],
+    launch: Launch,
     *,
     progress: bool | None = None,
     desc: str = "scoring",
@@ -113,33 +131,109 @@ def run_batches(
     padding: str = "pad",
     min_fill: float = 0.0,
 ) -> None:
-    """Call ``run`` on batches of item indices until every item is done.
+    """Launch batches of item indices, each finished after the next is launched, until every item is done.
 
-    ``counts``: how far each item moves the progress bar (default 1 each; a row of texts counts its texts).
-    ``padding``: whether a batch may mix lengths; ``min_fill``: how short its items may be against its longest
-    (:func:`pllscore.plan.batching.pack`).
+    ``counts``: how far each item moves the progress bar (default 1 each; a row of texts counts its texts),
+    when its batch is finished. ``padding``: whether a batch may mix lengths; ``min_fill``: how short its items
+    may be against its longest (:func:`pllscore.plan.batching.pack`).
     """
     lengths = np.asarray(lengths, dtype=np.int64)
     counts = np.ones(len(lengths), dtype=np.int64) if counts is None else np.asarray(counts, dtype=np.int64)
-    todo = np.arange(len(lengths))
+    done = np.zeros(len(lengths), dtype=bool)
     budget = max_tokens
     # progress=None: tqdm shows a bar only when stderr is a terminal
     with tqdm(
         total=int(counts.sum()), desc=desc, unit=unit, disable=None if progress is None else not progress, leave=False
     ) as bar:
-        while len(todo):
-            done = np.zeros(len(todo), dtype=bool)
+        while not done.all():
+            todo = np.flatnonzero(~done)
+            batches = [todo[b] for b in pack(lengths[todo], budget, padding, min_fill=min_fill)]
             try:
-                for batch in pack(lengths[todo], budget, padding, min_fill=min_fill):
-                    run(todo[batch])
-                    done[batch] = True
-                    bar.update(int(counts[batch].sum()))
+                for items in _launch_ahead(batches, launch):
+                    done[items] = True
+                    bar.update(int(counts[items].sum()))
             except torch.cuda.OutOfMemoryError as e:
-                torch.cuda.empty_cache()
-                if budget <= int(lengths[todo[~done]].max()):
+                longest = int(lengths[~done].max())
+                if budget <= longest:
                     raise ModelError(
-                        f"out of GPU memory even for a single input of {int(lengths[todo[~done]].max())} tokens; "
+                        f"out of GPU memory even for a single input of {longest} tokens; "
                         "use a smaller dtype (bfloat16) or a device with more memory"
                     ) from e
+            if not done.all():  # out of memory: the cache emptied once the handler's traceback (its tensors) is gone
+                torch.cuda.empty_cache()
                 budget //= 2
-            todo = todo[~done]
+
+
+def _launch_ahead(batches: list[np.ndarray], launch: Launch) -> Iterator[np.ndarray]:
+    """Launch each batch, then finish the one launched before it and yield that one: batch i + 1 is on its
+    way before the host waits for batch i. A batch launched but not yet yielded when an error comes is not
+    done."""
+    pending: tuple[np.ndarray, Finish] | None = None
+    for batch in batches:
+        launched = (batch, launch(batch))
+        if pending is not None:
+            pending[1]()
+            yield pending[0]
+        pending = launched
+    if pending is not None:
+        pending[1]()
+        yield pending[0]
+
+
+def into(out: list[Any], launch: Callable[[np.ndarray], Callable[[], Sequence[Any]]]) -> Launch:
+    """A :data:`Launch` made of one whose finish returns a batch's results: finishing files the result of item
+    ``batch[k]`` at ``out[batch[k]]``."""
+
+    def launch_into(batch: np.ndarray) -> Finish:
+        results = launch(batch)
+
+        def finish() -> None:
+            for i, values in zip(batch, results()):
+                out[i] = values
+
+        return finish
+
+    return launch_into
+
+
+def to_device(data: np.ndarray | torch.Tensor, device: torch.device) -> torch.Tensor:
+    """``data`` on ``device``; to a CUDA device through pinned memory, queued without blocking the host."""
+    tensor = torch.from_numpy(data) if isinstance(data, np.ndarray) else data
+    if torch.device(device).type != "cuda" or tensor.is_cuda:
+        return tensor.to(device)
+    # the pinned block is not reused before the copy is done (torch's caching host allocator records it)
+    return tensor.pin_memory().to(device, non_blocking=True)
+
+
+def to_host(tensors: dict[str, torch.Tensor]) -> Callable[[], dict[str, np.ndarray]]:
+    """Start copying ``tensors`` to the host as float64; the function returned waits for them and gives them
+    as numpy arrays.
+
+    A CUDA tensor is copied into pinned memory with ``non_blocking=True``, queued behind the work that makes
+    it, and an event is recorded on its device's stream after the copies: waiting waits on that event, for this
+    batch's results only, while later batches' work may already be queued. Other tensors are copied when
+    waited for (on a CPU: not copied at all).
+    """
+    host = {k: _copy_started(v.double()) for k, v in tensors.items()}
+    events = [_recorded(device) for device in {v.device for v in tensors.values() if v.is_cuda}]
+
+    def wait() -> dict[str, np.ndarray]:
+        for event in events:
+            event.synchronize()
+        return {k: v.cpu().numpy() for k, v in host.items()}
+
+    return wait
+
+
+def _copy_started(tensor: torch.Tensor) -> torch.Tensor:
+    """A CUDA tensor's copy into pinned host memory, queued on its stream; any other tensor as it is."""
+    if not tensor.is_cuda:
+        return tensor
+    return torch.empty(tensor.shape, dtype=tensor.dtype, pin_memory=True).copy_(tensor, non_blocking=True)
+
+
+def _recorded(device: torch.device) -> torch.cuda.Event:
+    """A CUDA event recorded now on ``device``'s current stream."""
+    event = torch.cuda.Event()
+    event.record(torch.cuda.current_stream(device))
+    return event

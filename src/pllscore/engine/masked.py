@@ -7,12 +7,13 @@ the positions where a score is read.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import torch
 
-from pllscore.engine.executor import Engine, precision, run_batches
+from pllscore.engine.executor import Engine, Finish, precision, run_batches, to_device, to_host
 from pllscore.engine.heads import split_masked_lm
 from pllscore.engine.last_layer import TargetRowsLastLayer
 from pllscore.engine.readout import Wants, pick_logprobs, pick_outputs, read_logprobs, read_outputs
@@ -43,19 +44,25 @@ class MaskedEngine(Engine):
         out = {n: np.full(plan.n_reads, np.nan, dtype=np.float64) for n in names}
         seqs = [np.asarray(s, dtype=np.int64) for s in plan.sequences]
 
-        def run_one(copies: np.ndarray) -> None:
-            reads, got = self._run_batch(plan, seqs, copies, wants)
-            for n in names:
-                out[n][reads] = got[n]
+        def launch(copies: np.ndarray) -> Finish:
+            reads, pending = self._launch_batch(plan, seqs, copies, wants)
+
+            def finish() -> None:
+                got = pending()
+                for n in names:
+                    out[n][reads] = got[n]
+
+            return finish
 
         with torch.inference_mode(), precision(self.device, self.autocast):
             lengths = plan.copy_lengths()
-            run_batches(lengths, max_tokens, run_one, progress=progress, desc="masked copies", padding=self.padding)
+            run_batches(lengths, max_tokens, launch, progress=progress, desc="masked copies", padding=self.padding)
         return out
 
-    def _run_batch(
+    def _launch_batch(
         self, plan: MaskPlan, seqs: list[np.ndarray], copies: np.ndarray, wants: Wants
-    ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    ) -> tuple[np.ndarray, Callable[[], dict[str, np.ndarray]]]:
+        """One batch of masked copies, launched: its reads, and a function that waits for their outputs."""
         lengths = np.array([len(seqs[plan.copy_seq[c]]) for c in copies], dtype=np.int64)
         ids = np.full((len(copies), int(lengths.max())), self.pad_token_id, dtype=np.int64)
         for row, c in enumerate(copies):
@@ -71,8 +78,7 @@ class MaskedEngine(Engine):
         attention = (np.arange(ids.shape[1])[None, :] < lengths[:, None]).astype(np.int64)
 
         dev = self.device
-        t_ids, t_att = torch.from_numpy(ids).to(dev), torch.from_numpy(attention).to(dev)
-        t_rows, t_pos, t_tgt = (torch.from_numpy(a).to(dev) for a in (rows, pos, targets))
+        t_ids, t_att, t_rows, t_pos, t_tgt = (to_device(a, dev) for a in (ids, attention, rows, pos, targets))
         if self.parts is not None:
             encoder, head = self.parts
             if self.last_layer is not None:
@@ -92,4 +98,4 @@ class MaskedEngine(Engine):
                 got = pick_outputs(logits[t_rows, t_pos], t_tgt, **wants.kwargs(dev))
             else:
                 got = {"logprob": pick_logprobs(logits[t_rows, t_pos], t_tgt)}
-        return reads, {k: v.double().cpu().numpy() for k, v in got.items()}
+        return reads, to_host(got)

@@ -13,13 +13,13 @@ than a sliding attention window would see differently in a tree, so such batches
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 import torch
 
-from pllscore.engine.executor import run_batches
+from pllscore.engine.executor import Finish, run_batches, to_device, to_host
 from pllscore.engine.readout import Wants, pick_outputs, read_outputs
 from pllscore.plan.prefixes import TreeRow, ancestor_mask, pack_trees
 
@@ -72,23 +72,15 @@ def run_trees(
     """Per sequence what ``CausalEngine.run`` gives (``wants`` None) or ``CausalEngine.run_outputs`` gives."""
     out: list[Any] = [None] * len(seqs)
 
-    def run_one(batch: np.ndarray) -> None:
+    def launch(batch: np.ndarray) -> Finish:
         picked = [rows[r] for r in batch]
-        for row, nodes in zip(picked, _run_rows(engine, picked, wants)):
-            if wants is None:
-                logprob = nodes["logprob"]
-                for item, path in zip(row.items, row.paths):
-                    out[item] = logprob[path[1:]]
-                continue
-            for item, path in zip(row.items, row.paths):
-                # a node's logprob, entropy and rank score it (read at its parent); its ``set`` is read at
-                # itself: the distribution after it, for every position of the sequence, the last included
-                out[item] = {k: (v[path] if k == "set" else v[path[1:]]) for k, v in nodes.items()}
+        pending = _run_rows(engine, picked, wants)
+        return lambda: _file(out, picked, pending(), wants is None)
 
     run_batches(
         np.array([r.size for r in rows], dtype=np.int64),
         max_tokens,
-        run_one,
+        launch,
         progress=progress,
         desc="sentences",
         unit="text",
@@ -97,9 +89,24 @@ def run_trees(
     return out
 
 
-def _run_rows(engine: Any, rows: list[TreeRow], wants: Wants | None) -> list[dict[str, np.ndarray]]:
-    """Per row and node: the log-probability (and outputs ``wants`` asks for) of the node given its
-    ancestors (NaN for roots); ``set`` at every node, read from the node's own hidden state."""
+def _file(out: list[Any], rows: list[TreeRow], per_node: list[dict[str, np.ndarray]], logprob_only: bool) -> None:
+    """Each item of ``rows`` its values, at ``out[item]``, from its row's values per node."""
+    for row, nodes in zip(rows, per_node):
+        if logprob_only:
+            logprob = nodes["logprob"]
+            for item, path in zip(row.items, row.paths):
+                out[item] = logprob[path[1:]]
+            continue
+        for item, path in zip(row.items, row.paths):
+            # a node's logprob, entropy and rank score it (read at its parent); its ``set`` is read at
+            # itself: the distribution after it, for every position of the sequence, the last included
+            out[item] = {k: (v[path] if k == "set" else v[path[1:]]) for k, v in nodes.items()}
+
+
+def _run_rows(engine: Any, rows: list[TreeRow], wants: Wants | None) -> Callable[[], list[dict[str, np.ndarray]]]:
+    """Launch ``rows``; the function returned waits for their results and gives per row and node: the
+    log-probability (and outputs ``wants`` asks for) of the node given its ancestors (NaN for roots); ``set``
+    at every node, read from the node's own hidden state."""
     width = max(r.size for r in rows)
     ids = np.full((len(rows), width), engine.pad_token_id, dtype=np.int64)
     positions = np.zeros((len(rows), width), dtype=np.int64)
@@ -118,14 +125,13 @@ def _run_rows(engine: Any, rows: list[TreeRow], wants: Wants | None) -> list[dic
     at = np.concatenate([at for _, at in reads])
 
     dev = engine.device
-    t_ids = torch.from_numpy(ids).to(dev)
-    t_pos = torch.from_numpy(positions).to(dev)
-    mask = torch.from_numpy(allowed).to(dev)[:, None]
+    t_ids, t_pos, mask = (to_device(a, dev) for a in (ids, positions, allowed))
+    mask = mask[:, None]
     if engine.model.config._attn_implementation == "eager":
         # eager attention adds the mask to the scores, in the weights' type (float32 under autocast)
         kind = next(engine.model.parameters()).dtype
         mask = torch.zeros(mask.shape, dtype=kind, device=dev).masked_fill_(~mask, torch.finfo(kind).min)
-    t_rb, t_node, t_at = (torch.from_numpy(a).to(dev) for a in (rb, node, at))
+    t_rb, t_node, t_at = (to_device(a, dev) for a in (rb, node, at))
     targets = t_ids[t_rb, t_node]
     kw = {} if wants is None else wants.kwargs(dev)
     if engine.parts is not None:
@@ -137,7 +143,14 @@ def _run_rows(engine: Any, rows: list[TreeRow], wants: Wants | None) -> list[dic
         logits = engine.model(input_ids=t_ids, attention_mask=mask, position_ids=t_pos, use_cache=False).logits
         on = logits.device
         got = pick_outputs(logits[t_rb.to(on), t_at.to(on)], targets, **kw)
-    flat = {k: v.double().cpu().numpy() for k, v in got.items()}
+    pending = to_host(got)
+    return lambda: _per_node(rows, reads, pending())
+
+
+def _per_node(
+    rows: list[TreeRow], reads: list[tuple[np.ndarray, np.ndarray]], flat: dict[str, np.ndarray]
+) -> list[dict[str, np.ndarray]]:
+    """Per row and node its values, from the values of the reads of all rows in turn (``flat``)."""
     result = []
     start = 0
     for r, (nodes, where) in zip(rows, reads):

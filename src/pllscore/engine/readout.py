@@ -13,6 +13,7 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
+from pllscore.engine.executor import to_device
 from pllscore.engine.heads import Head
 
 __all__ = ["OUTPUTS", "Wants", "pick_logprobs", "pick_outputs", "read_logprobs", "read_outputs"]
@@ -35,7 +36,7 @@ class Wants:
 
     def kwargs(self, device: torch.device) -> dict[str, Any]:
         """The keywords of :func:`read_outputs`, the token set on ``device``."""
-        token_set = None if self.token_set is None else self.token_set.to(device)
+        token_set = None if self.token_set is None else to_device(self.token_set, device)
         return {"entropy": self.entropy, "rank": self.rank, "token_set": token_set}
 
 

@@ -17,13 +17,13 @@ member continues from them, its stem placed at the end of a left-padded cache.
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 import torch
 
-from pllscore.engine.executor import Engine, precision, run_batches
+from pllscore.engine.executor import Engine, Finish, into, precision, run_batches, to_device, to_host
 from pllscore.engine.readout import Wants, pick_outputs
 from pllscore.plan.stems import StemPlan, plan_stems
 
@@ -93,17 +93,13 @@ class Seq2SeqEngine(Engine):
                 self._run_stems(plan, states, src_of, labs, wants, max_tokens, out)
                 todo = plan.alone
 
-            def run_one(batch: np.ndarray) -> None:
-                got = self._decode([states[src_of[i]] for i in batch], [labs[i] for i in batch], wants)
-                for i, values in zip(batch, got):
-                    out[i] = values
-
+            launch = into(out, lambda b: self._decode([states[src_of[i]] for i in b], [labs[i] for i in b], wants))
             # a decoder row costs its labels and the cross-attention over its source
             lengths = np.array([len(labs[i]) + len(states[src_of[i]]) for i in todo], dtype=np.int64)
             run_batches(
                 lengths,
                 max_tokens,
-                lambda b: run_one(todo[b]),
+                lambda b: launch(todo[b]),
                 progress=progress,
                 desc="sentences",
                 unit="text",
@@ -139,19 +135,23 @@ class Seq2SeqEngine(Engine):
         kept: list[Any] = [None] * len(plan.stems)
         firsts: list[Any] = [None] * len(plan.stems)
 
-        def run_stems(batch: np.ndarray) -> None:
+        def launch_stems(batch: np.ndarray) -> Finish:
             picks = []
             for g in batch:
                 c, members = len(plan.stems[g]), plan.members[g]
                 positions = np.concatenate([np.arange(c - 1), np.full(len(members), c - 1)])
                 picks.append((positions, np.concatenate([plan.stems[g][1:], [labs[i][c - 1] for i in members]])))
             stems = [plan.stems[g] for g in batch]
-            got, caches = self._forward([states[group_src[g]] for g in batch], stems, picks, wants, keep=True)
-            for row, g in enumerate(batch):
-                firsts[g], kept[g] = got[row], caches[row]
+            pending, caches = self._forward([states[group_src[g]] for g in batch], stems, picks, wants, keep=True)
+
+            def finish() -> None:
+                for row, (g, got) in enumerate(zip(batch, pending())):
+                    firsts[g], kept[g] = got, caches[row]
+
+            return finish
 
         lengths = np.array([len(s) + len(states[g]) for s, g in zip(plan.stems, group_src)], dtype=np.int64)
-        run_batches(lengths, max_tokens, run_stems, progress=False, padding=self.padding, min_fill=MIN_FILL)
+        run_batches(lengths, max_tokens, launch_stems, progress=False, padding=self.padding, min_fill=MIN_FILL)
 
         def stem_part(g: int, k: int) -> dict[str, np.ndarray]:
             """Member ``k`` of group ``g``: the stem's shared values, then its own at the stem's last position."""
@@ -166,35 +166,39 @@ class Seq2SeqEngine(Engine):
                 else:
                     items.append((g, k, int(i)))
 
-        def run_members(batch: np.ndarray) -> None:
+        def launch_members(batch: np.ndarray) -> Finish:
             chosen = [items[j] for j in batch]
             c = [len(plan.stems[g]) for g, _, _ in chosen]
             suffixes = [self._inputs(labs[i])[n:] for (_, _, i), n in zip(chosen, c)]
             picks = [(np.arange(len(x)), labs[i][n:]) for x, (_, _, i), n in zip(suffixes, chosen, c)]
             past = [kept[g] for g, _, _ in chosen]
-            got, _ = self._forward([states[src_of[i]] for _, _, i in chosen], suffixes, picks, wants, past=past)
-            for (g, k, i), values in zip(chosen, got):
-                own = stem_part(g, k)
-                out[i] = {name: np.concatenate([own[name], v]) for name, v in values.items()}
+            pending, _ = self._forward([states[src_of[i]] for _, _, i in chosen], suffixes, picks, wants, past=past)
+
+            def finish() -> None:
+                for (g, k, i), values in zip(chosen, pending()):
+                    own = stem_part(g, k)
+                    out[i] = {name: np.concatenate([own[name], v]) for name, v in values.items()}
+
+            return finish
 
         # a member's row is its suffix (what the decoder runs; its stem's cache is only attended to)
         cost = [len(labs[i]) - len(plan.stems[g]) for g, _, i in items]
         lengths = np.array(cost, dtype=np.int64)
-        run_batches(lengths, max_tokens, run_members, progress=False, padding=self.padding, min_fill=MIN_FILL)
+        run_batches(lengths, max_tokens, launch_members, progress=False, padding=self.padding, min_fill=MIN_FILL)
 
     def _encode(self, sources: list[np.ndarray], max_tokens: int) -> list[torch.Tensor]:
         """Per distinct source, the encoder's last hidden states (its length x hidden)."""
         states: list[Any] = [None] * len(sources)
 
-        def run_one(batch: np.ndarray) -> None:
+        def launch(batch: np.ndarray) -> Callable[[], list[torch.Tensor]]:
             ids, mask = self._padded([sources[i] for i in batch])
             got = self.encoder(input_ids=ids, attention_mask=mask)
             self._encoded, hidden = type(got), got.last_hidden_state
-            for row, i in enumerate(batch):
-                states[i] = hidden[row, : len(sources[i])]
+            # the states stay on the device: nothing to wait for
+            return lambda: [hidden[row, : len(sources[i])] for row, i in enumerate(batch)]
 
         lengths = np.array([len(s) for s in sources], dtype=np.int64)
-        run_batches(lengths, max_tokens, run_one, progress=False, padding=self.padding)
+        run_batches(lengths, max_tokens, into(states, launch), progress=False, padding=self.padding)
         return states
 
     def _padded(self, seqs: list[np.ndarray]) -> tuple[torch.Tensor, torch.Tensor]:
@@ -204,12 +208,12 @@ class Seq2SeqEngine(Engine):
         for row, s in enumerate(seqs):
             ids[row, : len(s)] = s
         mask = (np.arange(ids.shape[1])[None, :] < lengths[:, None]).astype(np.int64)
-        return torch.from_numpy(ids).to(self.device), torch.from_numpy(mask).to(self.device)
+        return to_device(ids, self.device), to_device(mask, self.device)
 
     def _decode(
         self, states: list[torch.Tensor], labels: list[np.ndarray], wants: Wants | None
-    ) -> list[dict[str, np.ndarray]]:
-        """One batch: the decoder over each item's labels, given its source's hidden states."""
+    ) -> Callable[[], list[dict[str, np.ndarray]]]:
+        """One batch launched: the decoder over each item's labels, given its source's hidden states."""
         picks = [(np.arange(len(x)), x) for x in labels]
         return self._forward(states, [self._inputs(x) for x in labels], picks, wants)[0]
 
@@ -222,9 +226,9 @@ class Seq2SeqEngine(Engine):
         *,
         keep: bool = False,
         past: list[Any] | None = None,
-    ) -> tuple[list[dict[str, np.ndarray]], list[Any]]:
-        """One batch: per row, the outputs read at its ``picks`` (positions of its ``inputs``, a position may
-        repeat, and the target read there).
+    ) -> tuple[Callable[[], list[dict[str, np.ndarray]]], list[Any]]:
+        """One batch launched: a function that waits for, per row, the outputs read at its ``picks`` (positions
+        of its ``inputs``, a position may repeat, and the target read there).
 
         ``keep``: also return per row the decoder's keys and values at its positions (one (keys, values)
         pair per layer); ``past``: per row such keys and values, which the row's inputs continue.
@@ -238,8 +242,8 @@ class Seq2SeqEngine(Engine):
         dec_ids, dec_mask = self._padded(inputs)
         width = dec_ids.shape[1]
         flat = np.concatenate([row * width + positions for row, (positions, _) in enumerate(picks)])
-        reads = torch.from_numpy(flat).to(self.device)
-        targets = torch.from_numpy(np.concatenate([t for _, t in picks]).astype(np.int64)).to(self.device)
+        reads = to_device(flat, self.device)
+        targets = to_device(np.concatenate([t for _, t in picks]).astype(np.int64), self.device)
         extra: dict[str, Any] = {}
         if past is not None:
             cache, stem_mask = _left_padded_cache(past)
@@ -266,10 +270,13 @@ class Seq2SeqEngine(Engine):
             logits = logits.reshape(-1, logits.shape[-1])[reads.to(logits.device)]
         kw = {} if wants is None else wants.kwargs(self.device)
         got = pick_outputs(logits[:, : self.vocab_size], targets, **kw)
-        values = {k: v.double().cpu().numpy() for k, v in got.items()}
+        pending = to_host(got)
         bounds = np.cumsum([len(p) for p, _ in picks])[:-1]
-        split = {k: np.split(v, bounds) for k, v in values.items()}
-        rows = [{k: v[row] for k, v in split.items()} for row in range(len(inputs))]
+
+        def rows() -> list[dict[str, np.ndarray]]:
+            split = {k: np.split(v, bounds) for k, v in pending().items()}
+            return [{k: v[row] for k, v in split.items()} for row in range(len(inputs))]
+
         caches = _rows_of_cache(getattr(got_model, _cache_arg()), [len(x) for x in inputs]) if keep else []
         return rows, caches
 
