@@ -41,6 +41,22 @@ def pytest_configure(config: pytest.Config) -> None:
         "markers",
         "gpu: an exactness test that `make test-gpu` runs with its models on PLLSCORE_TEST_DEVICE (tests/device.py)",
     )
+    # pytest-xdist registers it; a run without xdist (pytest tests/x.py) must accept it too
+    config.addinivalue_line("markers", "xdist_group(name): tests that pytest-xdist runs on one worker, in order")
+
+
+def _starts_ray(item: pytest.Item) -> bool:
+    """Whether a test runs on Ray: the run's local Ray (tests/ray_session.py) or a docs page's own."""
+    return "ray_cluster" in getattr(item, "fixturenames", ()) or item.nodeid.endswith("[ray.md]")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The units ``make test`` hands its pytest-xdist workers (``--dist loadgroup``): every test that runs on Ray
+    in one group, so that the run has one local Ray, on one worker, as without xdist; every other test with the
+    other tests of its file, so that a module's fixtures (a fork server, a forkserver, models) are set up once."""
+    for item in items:
+        group = "ray" if _starts_ray(item) else item.nodeid.split("::", 1)[0]
+        item.add_marker(pytest.mark.xdist_group(group))
 
 
 @pytest.fixture(autouse=True)
