@@ -29,7 +29,7 @@ demo: venv
 # then what a user installing the wheel meets, then the test suite (its summary line last); the suite builds
 # the documentation site strictly and runs every example on its pages (tests/test_docs.py). pytest-xdist runs it
 # on TEST_WORKERS processes (default: one per CPU), each file's tests on one worker and every Ray test on one
-# (tests/conftest.py); TEST_WORKERS=0 runs it in this process alone. One torch thread per process: the workers,
+# (--dist loadscope with tests/conftest.py's scheduler); TEST_WORKERS=0 runs it in this process alone. One torch thread per process: the workers,
 # the examples' processes and Ray's actors already fill the CPUs, and more threads than cores make torch's
 # thread pool spin (on 2 cores: 14 min 47 s against 18 min 9 s in one process, BENCHMARKS.md)
 TEST_WORKERS ?= auto
@@ -39,7 +39,7 @@ test: venv
 	$(BIN)/lint-imports
 	$(BIN)/python scripts/structure.py --check
 	scripts/check-install.sh
-	OMP_NUM_THREADS=1 $(BIN)/python -m pytest -q --durations=10 -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder
+	OMP_NUM_THREADS=1 $(BIN)/python -m pytest -q --durations=10 -n $(TEST_WORKERS) --dist loadscope --no-loadscope-reorder
 
 # the exactness tests on CUDA (those marked gpu: the oracle to 1e-5, batch invariance, the architecture matrix,
 # bfloat16 error bounds, float32 with TF32 switched on), the oracle a float64 copy on the CPU (tests/device.py);

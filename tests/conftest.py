@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -41,22 +42,38 @@ def pytest_configure(config: pytest.Config) -> None:
         "markers",
         "gpu: an exactness test that `make test-gpu` runs with its models on PLLSCORE_TEST_DEVICE (tests/device.py)",
     )
-    # pytest-xdist registers it; a run without xdist (pytest tests/x.py) must accept it too
-    config.addinivalue_line("markers", "xdist_group(name): tests that pytest-xdist runs on one worker, in order")
 
 
-def _starts_ray(item: pytest.Item) -> bool:
-    """Whether a test runs on Ray: the run's local Ray (tests/ray_session.py) or a docs page's own."""
-    return "ray_cluster" in getattr(item, "fixturenames", ()) or item.nodeid.endswith("[ray.md]")
+# Under pytest-xdist (make test: --dist loadscope) the tests of a file go to one worker, so that a module's fixtures
+# (a fork server, a forkserver, models) are set up once, and every test that runs on Ray goes to one worker, in
+# order: the run has one local Ray (tests/ray_session.py), as without xdist, not one per worker contending for the
+# CPUs. The scheduler sees test ids only, so Ray's tests are known by name: those of tests/distributed, those
+# named test_..._ray_..., and the docs' ray.md; collection fails on a test that uses the run's Ray and is not.
+RAY_TESTS = re.compile(r"^tests/distributed/|::test_(\w+_)?ray(_\w+)?(\[|$)|\[ray\.md\]$")
+
+
+def xdist_scope(nodeid: str) -> str:
+    """The unit of work a test belongs to under pytest-xdist: "ray", or its file."""
+    return "ray" if RAY_TESTS.search(nodeid) else nodeid.split("::", 1)[0]
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log):  # type: ignore[no-untyped-def]
+    if config.getoption("dist") != "loadscope":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class FileOrRay(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return xdist_scope(nodeid)
+
+    return FileOrRay(config, log)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """The units ``make test`` hands its pytest-xdist workers (``--dist loadgroup``): every test that runs on Ray
-    in one group, so that the run has one local Ray, on one worker, as without xdist; every other test with the
-    other tests of its file, so that a module's fixtures (a fork server, a forkserver, models) are set up once."""
-    for item in items:
-        group = "ray" if _starts_ray(item) else item.nodeid.split("::", 1)[0]
-        item.add_marker(pytest.mark.xdist_group(group))
+    on_ray = [i.nodeid for i in items if "ray_cluster" in getattr(i, "fixturenames", ())]
+    unnamed = [nodeid for nodeid in on_ray if xdist_scope(nodeid) != "ray"]
+    if unnamed:
+        raise pytest.UsageError(f"tests that use the run's Ray must be named test_..._ray_... (conftest.py): {unnamed}")
 
 
 @pytest.fixture(autouse=True)
