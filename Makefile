@@ -27,19 +27,18 @@ demo: venv
 
 # lint, the layers (import-linter contract in pyproject.toml) and the structure limits of docs/architecture.md,
 # then what a user installing the wheel meets, then the test suite (its summary line last); the suite builds
-# the documentation site strictly and runs every example on its pages (tests/test_docs.py). pytest-xdist runs it
-# on TEST_WORKERS processes (default: one per CPU), each file's tests on one worker and every Ray test on one
-# (--dist loadscope with tests/conftest.py's scheduler); TEST_WORKERS=0 runs it in this process alone. One torch thread per process: the workers,
-# the examples' processes and Ray's actors already fill the CPUs, and more threads than cores make torch's
-# thread pool spin (on 2 cores: 14 min 47 s against 18 min 9 s in one process, BENCHMARKS.md)
-TEST_WORKERS ?= auto
+# the documentation site strictly and runs every example on its pages (tests/test_docs.py), in one process.
+# TEST_WORKERS=2 (or auto) runs it on pytest-xdist workers, each file's tests on one worker and every Ray test on
+# one (--dist loadscope with tests/conftest.py's scheduler), one torch thread per process; on 2 cores that is not
+# faster yet: Ray's actors, niced by Ray, starve beside a busy worker (BENCHMARKS.md)
+TEST_WORKERS ?= 0
 test: venv
 	$(BIN)/ruff check src tests benchmarks examples scripts
 	$(BIN)/ruff format --check src tests benchmarks examples scripts
 	$(BIN)/lint-imports
 	$(BIN)/python scripts/structure.py --check
 	scripts/check-install.sh
-	OMP_NUM_THREADS=1 $(BIN)/python -m pytest -q --durations=10 -n $(TEST_WORKERS) --dist loadscope --no-loadscope-reorder
+	$(if $(filter 0,$(TEST_WORKERS)),,OMP_NUM_THREADS=1 )$(BIN)/python -m pytest -q --durations=10 -n $(TEST_WORKERS) --dist loadscope --no-loadscope-reorder
 
 # the exactness tests on CUDA (those marked gpu: the oracle to 1e-5, batch invariance, the architecture matrix,
 # bfloat16 error bounds, float32 with TF32 switched on), the oracle a float64 copy on the CPU (tests/device.py);
