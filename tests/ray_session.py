@@ -52,4 +52,16 @@ def without_ray() -> None:
 
     ray = sys.modules.get("ray")
     if ray is not None and ray.is_initialized():
+        from pllscore.jobs.ray_calls import release_workers
+
+        release_workers()  # the actors a Ray test kept
         ray.shutdown()
+
+
+def score_dataset(*args: Any, **kwargs: Any) -> Any:
+    """:func:`pllscore.jobs.ray.score_dataset` keeping its actors for the next call (``keep_workers``): the Ray
+    tests load a model once per run, not once per call (tests/distributed/test_ray_pool.py checks the reuse
+    and the default, which ends them)."""
+    from pllscore.jobs.ray import score_dataset as on_ray
+
+    return on_ray(*args, keep_workers=True, **kwargs)

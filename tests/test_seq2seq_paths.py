@@ -316,7 +316,7 @@ def test_lm_eval_adapter_equals_hflm_seq2seq(family):
 
 
 def test_ray_engine_equals_the_local_engine(folders, table, tmp_path, ray_cluster):
-    from pllscore.jobs.ray import score_dataset
+    from tests.ray_session import score_dataset  # keeps its actors between calls
 
     path, model, tok = folders["bart-bpe"]
     folder = tmp_path / "in"

@@ -17,7 +17,7 @@ pytestmark = pytest.mark.shared
 
 from pllscore import InputError  # noqa: E402
 from pllscore.jobs.local import score_file  # noqa: E402
-from pllscore.jobs.ray import score_dataset  # noqa: E402
+from tests.ray_session import score_dataset  # noqa: E402  (keeps its actors between calls)
 
 TEXTS = [f"The traveler lost souvenir number {i} near the {w}." for i, w in enumerate(["mat", "store", "vehicle"] * 7)]
 ROOT = Path(__file__).resolve().parents[2]

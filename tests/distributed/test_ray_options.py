@@ -16,7 +16,7 @@ pytestmark = pytest.mark.shared
 
 from pllscore import InputError  # noqa: E402
 from pllscore.jobs.local import score_file  # noqa: E402
-from pllscore.jobs.ray import score_dataset  # noqa: E402
+from tests.ray_session import score_dataset  # noqa: E402  (keeps its actors between calls)
 
 SENTENCES = ["The traveler lost the souvenir.", "She ate the sandwich quickly.", "Dogs bark at strangers.",
              "The hooligan wrecked the vehicle.", "A cat sat on the mat.", "Carnivores eat meat."]  # fmt: skip

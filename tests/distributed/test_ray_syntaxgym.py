@@ -30,6 +30,10 @@ def local_ray(request):
     return request.getfixturevalue("ray_cluster")  # the run's local Ray (tests/ray_session.py)
 
 
+# the actors are kept between calls (keep_workers): each model loads once per run (jobs/ray_calls.py)
+KEPT_1, KEPT_2 = RaySettings(workers=1, keep_workers=True), RaySettings(workers=2, keep_workers=True)
+
+
 def _same(got, expected):
     """Equal tables up to float32 noise (the actors run on one thread each)."""
     pd.testing.assert_frame_equal(got[_VALUES].reset_index(drop=True), expected[_VALUES].reset_index(drop=True),
@@ -40,9 +44,9 @@ def test_causal_suites_on_ray_are_the_local_tables_and_resume_by_suite(tmp_path,
     options = {"convention": "lm-eval", "final_eos": True}
     local = pllscore.syntaxgym(SUITES, shared_gpt2, **options)
     out = tmp_path / "out"
-    first = pllscore.syntaxgym(SUITES[:2], TINY_GPT2, engine="ray", ray=RaySettings(workers=2), output=out, **options)
+    first = pllscore.syntaxgym(SUITES[:2], TINY_GPT2, engine="ray", ray=KEPT_2, output=out, **options)
     assert first.skipped == ()
-    got = pllscore.syntaxgym(SUITES, TINY_GPT2, engine="ray", ray=RaySettings(workers=2), output=out, **options)
+    got = pllscore.syntaxgym(SUITES, TINY_GPT2, engine="ray", ray=KEPT_2, output=out, **options)
     assert got.skipped == ("agreement", "npz_garden_path")
     _same(got.regions, local.regions)
     pd.testing.assert_frame_equal(got.predictions, local.predictions)
@@ -67,7 +71,7 @@ def test_errors_in_the_actors_are_one_line(tmp_path, shared_gpt2):
     with pytest.raises(InputError, match="give its name or path, not a scorer"):
         pllscore.syntaxgym(SUITES[0], shared_gpt2, engine="ray")
     with pytest.raises(InputError, match="--final-eos adds a causal or encoder-decoder LM's end-of-sentence surprisal"):
-        pllscore.syntaxgym(SUITES[0], TINY_BERT, engine="ray", final_eos=True, ray=RaySettings(workers=1))
+        pllscore.syntaxgym(SUITES[0], TINY_BERT, engine="ray", final_eos=True, ray=KEPT_1)
     done = run("syntaxgym", str(SUITES[0]), "-m", str(tmp_path / "no-model"), "--engine", "ray", "-q")
     assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
     last = done.stderr.strip().splitlines()[-1]

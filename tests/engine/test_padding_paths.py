@@ -232,7 +232,7 @@ def test_unpadded_causal_never_runs_trees(monkeypatch):
 def test_ray_equals_local_for_convbert(tmp_path, ray_cluster):
     """The Ray engine's actors load the model and decide its batching as the local engine does."""
     from pllscore.jobs.local import score_file
-    from pllscore.jobs.ray import score_dataset
+    from tests.ray_session import score_dataset  # keeps its actors between calls
 
     model, tok = _convbert()
     folder = tmp_path / "convbert"

@@ -1,12 +1,12 @@
-"""Score corpora on a Ray cluster with Ray Data: one model per actor, sharded Parquet, resumable.
+"""Score corpora on a Ray cluster: one model per actor, sharded Parquet, resumable.
 
 The driver reads every input with pllscore's own reader (:func:`pllscore.io.readers.read_blocks`,
 what the local engine reads with, so a file gives the same rows, cells, row numbers and errors
 on both engines), one file at a time in file order, cut into fixed blocks of ``block_rows``
 input rows that go into Ray's object store, so block ``k`` and its row ids are the same in
-every run. An actor pool (``map_batches`` with a class,
-one model loaded per actor) scores each block with the local engine and writes
-``part-<k>.parquet`` atomically. Ray restarts an actor that dies and retries its block; a
+every run. The actors of a :class:`~pllscore.jobs.ray_calls.ModelPool` (one model loaded per actor, as for
+every Ray command) score the blocks with the local engine (:func:`~pllscore.jobs.ray_actor.score_block`)
+and write ``part-<k>.parquet`` atomically. Ray restarts an actor that dies and retries its block; a
 rerun into the same folder skips blocks whose shard is already there.
 """
 
@@ -23,12 +23,15 @@ from typing import Any
 
 from pllscore.errors import InputError, PllscoreError
 from pllscore.io.formats import INPUT_SUFFIXES
-from pllscore.jobs.ray_actor import BLOCK, FILE, LINE, ROW, BlockScorer, pllscore_cause, shard_path
+from pllscore.jobs.ray_actor import BLOCK, FILE, LINE, ROW, BlockJob, score_block, shard_path
+from pllscore.jobs.ray_calls import ModelPool, release_workers
 from pllscore.jobs.run_settings import JobSettings, RunRecord, gather_job
 from pllscore.metrics import DEFAULT_METRIC
 from pllscore.settings import ModelSettings, RaySettings, RunSettings, TableSettings, TextSettings
 
-__all__ = ["RESUME_KEYS", "RaySummary", "expand_inputs", "kind_from_model_name", "score_dataset"]
+__all__ = [
+    "RESUME_KEYS", "RaySummary", "expand_inputs", "kind_from_model_name", "release_workers", "score_dataset",
+]  # fmt: skip
 
 #: what a resumed Ray run must share with the first one: the inputs' content, the model's files, the
 #: library's version and every recorded setting (the block size among them)
@@ -138,7 +141,7 @@ def score_dataset(
         ray_api.init(address=job.ray.address, ignore_reinit_error=True, log_to_driver=False)
     t0 = time.perf_counter()
     blocks = _read_blocks(ray_api, files, job, score_options, out)
-    summaries = _score_blocks(ray_api, blocks, job, score_options, out)
+    summaries = _score_blocks(ray_api, blocks, job, score_options, settings, out)
     failed = summaries[summaries["error"].notna()].sort_values("block") if "error" in summaries else summaries[:0]
     if len(failed):
         others = f" ({len(failed)} blocks failed)" if len(failed) > 1 else ""
@@ -255,46 +258,30 @@ def _read_blocks(ray_api: Any, files: list[str], job: JobSettings, options: Any,
     return got
 
 
-def _score_blocks(ray_api: Any, blocks: _Blocks, job: JobSettings, options: Any, out: Path) -> Any:
-    """Score the blocks to do on an actor pool (one model per actor); one summary row per block."""
-    import pandas as pd
+def _score_blocks(ray_api: Any, blocks: _Blocks, job: JobSettings, options: Any, settings: dict[str, Any],
+                  out: Path) -> Any:  # fmt: skip
+    """Score the blocks to do on the actors of a model pool (one model per actor); one summary row per block."""
+    import uuid
 
+    import pandas as pd
+    from tqdm.auto import tqdm
+
+    columns = ["block", "rows", "seconds", "attempt", "provenance", "error"]
     if not blocks.todo:
-        return pd.DataFrame(columns=["block", "rows", "seconds", "attempt", "provenance", "error"])
-    t, r = job.table, job.ray
-    cluster_cpus = int(ray_api.cluster_resources().get("CPU", 1))
-    n_workers = r.workers or max(1, min(len(blocks.todo), cluster_cpus // max(r.cpus_per_worker, 1)))
-    load = job.model.load_kwargs()
-    if r.gpus_per_worker:
-        load["device"] = "cuda"
+        return pd.DataFrame(columns=columns)
+    t = job.table
     files = sorted({m["file"] for m in blocks.manifest})
-    settings = {"source": ",".join(files), "column": blocks.column, "level": t.level, "id_column": t.id_column,
+    recorded = {"source": ",".join(files), "column": blocks.column, "level": t.level, "id_column": t.id_column,
                 "base": t.base, "surprisal": bool(t.surprisal)}  # fmt: skip
-    result = ray_api.data.from_pandas_refs(blocks.todo).map_batches(
-        BlockScorer,
-        batch_size=None,  # one whole input block per call
-        batch_format="pandas",
-        concurrency=n_workers,
-        num_cpus=r.cpus_per_worker,
-        num_gpus=r.gpus_per_worker or None,
-        fn_constructor_kwargs={
-            "model": job.model.model,
-            "load": load,
-            "options": options,
-            "settings": settings,
-            "out": str(out),
-            "threads": r.cpus_per_worker,
-        },  # fmt: skip
-        max_restarts=4,  # an actor that dies is restarted and its block retried
-        max_task_retries=4,
-    )
+    shared = ray_api.put(BlockJob(uuid.uuid4().hex, options, recorded, str(out)))
+    pool = ModelPool(job.model, job.ray, len(blocks.todo), fingerprint=settings["model_fingerprint"])
+    shown = None if job.run.progress is None else not job.run.progress
     try:
-        return result.to_pandas()
-    except Exception as e:  # Ray wraps errors raised in actors; surface ours as one line
-        ours = pllscore_cause(e)
-        if ours is not None:
-            raise InputError(str(ours)) from None
-        raise
+        got = pool.map(score_block, [(shared, ref) for ref in blocks.todo])
+        rows = list(tqdm(got, total=len(blocks.todo), unit="block", desc="ray", disable=shown))
+    finally:
+        pool.close()
+    return pd.DataFrame(rows, columns=columns)
 
 
 def kind_from_model_name(model: str | os.PathLike[str]) -> str | None:

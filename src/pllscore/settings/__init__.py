@@ -295,3 +295,9 @@ class RaySettings(Settings):
     block_rows: int = setting(
         1024, "Ray: input rows per block and output shard.", flags=("--block-rows",), check=positive("block_rows")
     )
+    keep_workers: bool = setting(
+        False,
+        "Ray: keep the actors, their model loaded, for this process's next call with the same model "
+        "(pllscore.jobs.ray.release_workers() ends them).",
+        record=False,
+    )
