@@ -27,11 +27,11 @@ demo: venv
 
 # lint, the layers (import-linter contract in pyproject.toml) and the structure limits of docs/architecture.md,
 # then what a user installing the wheel meets, then the test suite (its summary line last); the suite builds
-# the documentation site strictly and runs every example on its pages (tests/test_docs.py), in one process.
-# TEST_WORKERS=2 (or auto) runs it on pytest-xdist workers, each file's tests on one worker and every Ray test on
-# one (--dist loadscope with tests/conftest.py's scheduler), one torch thread per process; on 2 cores that is not
-# faster yet: Ray's actors, niced by Ray, starve beside a busy worker (BENCHMARKS.md)
-TEST_WORKERS ?= 0
+# the documentation site strictly and runs every example on its pages (tests/test_docs.py). The suite runs on
+# pytest-xdist workers, one per core (TEST_WORKERS=auto; 0 runs it in one process), each file's tests on one worker
+# and every Ray test on one (--dist loadscope with tests/conftest.py's scheduler), one torch thread per process:
+# on 2 cores 10.5 min against 21 in one process (BENCHMARKS.md)
+TEST_WORKERS ?= auto
 test: venv
 	$(BIN)/ruff check src tests benchmarks examples scripts
 	$(BIN)/ruff format --check src tests benchmarks examples scripts

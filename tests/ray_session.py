@@ -42,6 +42,9 @@ def ray_cluster(_ray_session: tuple[Path, dict[str, Any]]) -> Path:
     ray = pytest.importorskip("ray")
     marker, runtime_env = _ray_session
     if not ray.is_initialized():
+        # Ray runs its workers at niceness 15, so under pytest-xdist the actors starved beside the other worker's
+        # tests (BENCHMARKS.md); the raylet reads the setting from its environment
+        os.environ.setdefault("RAY_worker_niceness", "0")
         ray.init(num_cpus=2, log_to_driver=False, include_dashboard=False, runtime_env=runtime_env)
     return marker
 
