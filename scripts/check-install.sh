@@ -11,7 +11,8 @@ trap 'rm -rf "$work"' EXIT
 $PYTHON -m venv "$work/venv"
 if [ -x .venv/bin/uv ]; then
     # the wheel without extras, its dependencies at the locked versions (seconds, not minutes); torch the CPU build
-    .venv/bin/uv pip install -q --python "$work/venv/bin/python" --find-links "${WHEELS:-/opt/wheels}" \
+    # compiled to bytecode, as pip does by default (uv only when asked)
+    .venv/bin/uv pip install -q --compile-bytecode --python "$work/venv/bin/python" --find-links "${WHEELS:-/opt/wheels}" \
         -c requirements.lock "$work"/dist/pllscore-*.whl
 else
     "$work/venv/bin/pip" install -q --upgrade pip
