@@ -46,9 +46,9 @@ class BlockJob:
     out: str
 
 
-#: (run id, prepared options) of the run this actor process last scored for: the options (metrics, unigram
+#: run id -> prepared options, for the run this actor process last scored for: the options (metrics, unigram
 #: model, a corpus counted) are prepared once per run and actor, not once per block
-_PREPARED: dict[str, tuple[Any, Any]] = {}
+_PREPARED: dict[str, Any] = {}
 
 
 def score_block(scorer: Any, item: tuple[Any, Any]) -> dict[str, Any]:
@@ -62,10 +62,10 @@ def score_block(scorer: Any, item: tuple[Any, Any]) -> dict[str, Any]:
 
     job, frame = ray.get(list(item))
     block, out = int(frame[BLOCK].iloc[0]), Path(job.out)
-    kept = _PREPARED.get("run")
-    if kept is None or kept[0] != (job.run, id(scorer)):
-        _PREPARED["run"] = kept = ((job.run, id(scorer)), job.options.prepare(scorer))
-    prepared = kept[1]
+    prepared = _PREPARED.get(job.run)
+    if prepared is None:  # an actor holds one scorer, so the run's id is the key
+        _PREPARED.clear()
+        prepared = _PREPARED[job.run] = job.options.prepare(scorer)
     attempts = out / "_attempts"
     attempts.mkdir(exist_ok=True)
     attempt = len(list(attempts.glob(f"{block}.*"))) + 1

@@ -185,7 +185,7 @@ def _make_room(ray_api: Any, cpus: float, gpus: float) -> None:
 
 def _end_kept(kept: ModelPool) -> None:
     # actors of a Ray session since shut down (or of another cluster) ended with it
-    if kept._ray.is_initialized() and kept._key is not None and kept._key[0] == _node(kept._ray):
+    if kept._ray.is_initialized() and kept._key[0] == _node(kept._ray):
         kept._end()
 
 
