@@ -2,8 +2,9 @@
 uninterrupted run's (bytes for text formats, rows for Parquet), and no killed run leaves a partial output.
 
 Each run is a separate process that runs the CLI's ``main`` (``pllscore score ... --resume``) and is
-killed with SIGKILL. The processes are forked from a ``forkserver`` that has imported torch and
-pllscore once, so that a kill costs the model load and the scoring, not a fresh interpreter.
+killed with SIGKILL. The processes are forked from a ``forkserver`` that has run the CLI's start-up once
+(tests/warm_cli.py: torch, transformers and pllscore imported), so that a kill costs the model load and the
+scoring, not a fresh interpreter.
 """
 
 from __future__ import annotations
@@ -50,8 +51,9 @@ def _cli(argv: list[str], chunk: int) -> None:
 @pytest.fixture(scope="module")
 def forkserver():
     ctx = multiprocessing.get_context("forkserver")
-    ctx.set_forkserver_preload(["torch", "transformers", "pandas", "pyarrow.parquet", "pllscore.cli",
-                                "pllscore.scoring.api", "pllscore.jobs.local", __name__])  # fmt: skip
+    # tests.warm_cli runs the CLI's start-up: without it each forked command imported transformers' modeling
+    # code (5 s of the 7 s a whole run takes here), which the CLI imports before its model loads
+    ctx.set_forkserver_preload(["tests.warm_cli", "pyarrow.parquet", "pllscore.jobs.local", __name__])
     return ctx
 
 
