@@ -63,8 +63,8 @@ def without_ray() -> None:
 
 def score_dataset(*args: Any, **kwargs: Any) -> Any:
     """:func:`pllscore.jobs.ray.score_dataset` keeping its actors for the next call (``keep_workers``): the Ray
-    tests load a model once per run, not once per call (tests/distributed/test_ray_pool.py checks the reuse
-    and the default, which ends them)."""
+    tests start their actors once per run, not once per call, and load a model in them when a call wants
+    another (tests/distributed/test_ray_pool.py checks the reuse and the default, which ends them)."""
     from pllscore.jobs.ray import score_dataset as on_ray
 
     return on_ray(*args, keep_workers=True, **kwargs)

@@ -1,5 +1,6 @@
 """The Ray engine's model actors (jobs/ray_calls.ModelPool): ended after each call by default; with
-``keep_workers`` kept, their model loaded, for the next call with the same model, while the cluster has room."""
+``keep_workers`` kept for the next calls, which take them and load the model they want in place (none if it is
+the same), while the cluster has room."""
 
 from __future__ import annotations
 
@@ -13,12 +14,14 @@ from tests.conftest import TINY_GPT2
 ray = pytest.importorskip("ray")
 pytestmark = pytest.mark.shared
 
+from pllscore.errors import InputError  # noqa: E402
 from pllscore.jobs.ray_calls import ModelPool, release_workers  # noqa: E402
 from pllscore.settings import ModelSettings, RaySettings  # noqa: E402
 
 
 @pytest.fixture(scope="module", autouse=True)
 def local_ray(ray_cluster):
+    release_workers()  # the actors earlier Ray tests kept: these tests count the actors they start
     yield ray_cluster  # the run's local Ray (tests/ray_session.py)
     release_workers()
 
@@ -50,26 +53,52 @@ def _gone(pid: int) -> bool:
     return False
 
 
-def test_kept_actors_serve_the_next_call_with_the_same_model_and_make_room(tmp_path):
+def test_a_kept_actor_that_failed_to_load_tries_again(tmp_path):
+    """A load that failed (here: the files were not there yet) is not remembered: the next call loads again."""
+    model = tmp_path / "gpt2"
+    model.mkdir()
+    failing = ModelPool(ModelSettings(model=str(model)), RaySettings(workers=1, keep_workers=True), fingerprint="x")
+    with pytest.raises(InputError) as e:
+        failing.call(_pid, None)
+    assert "\n" not in str(e.value)
+    failing.close()
+    shutil.rmtree(model)
+    shutil.copytree(TINY_GPT2, model)
+    fixed = ModelPool(ModelSettings(model=str(model)), RaySettings(workers=1, keep_workers=True), fingerprint="x")
+    fixed.call(_pid, None)
+    fixed.close()  # kept: the next test starts from it
+
+
+def test_kept_actors_serve_the_next_calls_load_their_model_in_place_and_make_room(tmp_path):
     assert ray.cluster_resources()["CPU"] == 2  # the run's Ray (tests/ray_session.py): room for two actors
     model = tmp_path / "gpt2"
     shutil.copytree(TINY_GPT2, model)
-    first = _open(model, keep=True)
+    first = _open(model, keep=True)  # the actor the test before kept (a new one if this test runs alone)
     pid, scorer = first.call(_pid, None)
     first.close()
     assert _alive(pid)  # kept
     second = _open(model, keep=True)
     assert second.call(_pid, None) == (pid, scorer)  # the same actor, its model loaded once
     second.close()
-    # the same folder with other content is another model: new actors, beside the kept ones while there is room
+    # the same folder with other content is another model: the kept actor loads it in place
     (model / "config.json").write_text((model / "config.json").read_text().replace("}", ', "pllscore_test": 1}', 1))
-    changed = _open(model, keep=True).call(_pid, None)[0]
-    assert changed != pid and _alive(pid)
-    # the cluster is full: a new pool (here one not kept, the default) ends the least recently used kept pool
-    plain = _open(model, keep=False)
-    plain_pid = plain.call(_pid, None)[0]
-    assert plain_pid not in (pid, changed) and _gone(pid) and _alive(changed)
-    plain.close()  # the default: the actors end with the call
-    assert _gone(plain_pid)
+    third = _open(model, keep=True)
+    changed = third.call(_pid, None)
+    assert changed[0] == pid and changed[1] != scorer
+    third.close()
+    # a call without keep_workers (the default) takes the kept actor and gives it back kept; the one it started
+    # ends with it
+    plain = ModelPool(ModelSettings(model=str(model)), RaySettings(workers=2))
+    pids = {got[0] for got in plain.map(_pid, [1, 2])}
+    assert pid in pids and len(pids) == 2
+    (started,) = pids - {pid}
+    plain.close()
+    assert _gone(started) and _alive(pid)
+    # the cluster is full: a call that needs the CPUs a kept actor holds ends it (the least recently used first)
+    wide = ModelPool(ModelSettings(model=str(model)), RaySettings(workers=1, cpus_per_worker=2, keep_workers=True))
+    wide_pid = wide.call(_pid, None)[0]
+    assert wide_pid != pid and _gone(pid)
+    wide.close()
+    assert _alive(wide_pid)
     release_workers()  # and the kept ones on request
-    assert _gone(changed)
+    assert _gone(wide_pid)

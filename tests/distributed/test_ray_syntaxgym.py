@@ -30,7 +30,7 @@ def local_ray(request):
     return request.getfixturevalue("ray_cluster")  # the run's local Ray (tests/ray_session.py)
 
 
-# the actors are kept between calls (keep_workers): each model loads once per run (jobs/ray_calls.py)
+# the actors are kept between calls (keep_workers): started once per run, a model loaded when a call wants another
 KEPT_1, KEPT_2 = RaySettings(workers=1, keep_workers=True), RaySettings(workers=2, keep_workers=True)
 
 

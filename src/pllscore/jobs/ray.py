@@ -24,7 +24,7 @@ from typing import Any
 from pllscore.errors import InputError, PllscoreError
 from pllscore.io.formats import INPUT_SUFFIXES
 from pllscore.jobs.ray_actor import BLOCK, FILE, LINE, ROW, BlockJob, score_block, shard_path
-from pllscore.jobs.ray_calls import ModelPool, release_workers
+from pllscore.jobs.ray_calls import ModelPool, connect, import_ray, release_workers
 from pllscore.jobs.run_settings import JobSettings, RunRecord, gather_job
 from pllscore.metrics import DEFAULT_METRIC
 from pllscore.settings import ModelSettings, RaySettings, RunSettings, TableSettings, TextSettings
@@ -62,14 +62,6 @@ class RaySummary:
             f"({self.blocks_done_before} already done), {self.seconds:.1f} s, {rate}, "
             f"{self.retried_blocks} block(s) retried after failures -> {self.output}/"
         )
-
-
-def _ray() -> Any:
-    try:
-        import ray
-    except ImportError:
-        raise InputError("the ray engine needs Ray: pip install 'pllscore[ray]'") from None
-    return ray
 
 
 def expand_inputs(inputs: str | os.PathLike[str] | Sequence[str | os.PathLike[str]]) -> list[str]:
@@ -126,7 +118,7 @@ def score_dataset(
             ``score_file`` run, ``row`` being the row's index over all input files in sorted order.
     """
     job = gather_job(model, options, what="score_dataset", on_ray=True)
-    ray_api = _ray()
+    import_ray()  # a one-line error before anything is written
     from pllscore.io.provenance import command_line, now
     from pllscore.io.writers import write_json
 
@@ -137,8 +129,7 @@ def score_dataset(
     meta = {**settings, "engine": "ray", "started": now(), "command": command_line(), "status": "running"}
     write_json(out / "_meta.json", meta)
 
-    if not ray_api.is_initialized():
-        ray_api.init(address=job.ray.address, ignore_reinit_error=True, log_to_driver=False)
+    ray_api = connect(job.ray.address)
     t0 = time.perf_counter()
     blocks = _read_blocks(ray_api, files, job, score_options, out)
     summaries = _score_blocks(ray_api, blocks, job, score_options, settings, out)

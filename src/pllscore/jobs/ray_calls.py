@@ -9,11 +9,14 @@ function is the one the local engine calls on its own loaded scorer, so both eng
 A pllscore error inside an actor comes back as one line (:class:`~pllscore.errors.InputError`), as on the
 local engine; Ray restarts an actor that dies and retries its call.
 
-With ``keep_workers`` (:class:`~pllscore.settings.RaySettings`) a pool outlives its call: the next call of this
-process with the same model (its files' content), load keywords and actors gets the same actors, their model
-loaded, instead of starting new ones. Pools are kept while the cluster has room: a call that needs CPUs or
-GPUs that kept actors hold ends the least recently used pools first, so a new pool never waits on kept ones.
-:func:`release_workers` ends them all.
+An actor is a worker process that holds at most one loaded model: each call names the model it wants (its name
+or path, load keywords and, where actors are kept, its files' content), and an actor that holds another one
+loads it first. With ``keep_workers`` (:class:`~pllscore.settings.RaySettings`) the actors outlive their call:
+the next call of this process with the same CPUs and GPUs per actor takes them, their model loaded if it is the
+same, else loaded in place (a second or less, against several for a new actor's start and imports). A call
+without ``keep_workers`` also takes kept actors, and gives them back kept; only the actors it starts itself end
+with it. Actors are kept while the cluster has room: a call that needs CPUs or GPUs that kept actors hold ends
+the least recently used first, so a new actor never waits on kept ones. :func:`release_workers` ends them all.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from typing import Any
 from pllscore.errors import InputError, PllscoreError
 from pllscore.settings import ModelSettings, RaySettings
 
-__all__ = ["ModelPool", "release_workers"]
+__all__ = ["ModelPool", "connect", "import_ray", "release_workers"]
 
 
 @dataclass(frozen=True)
@@ -35,37 +38,51 @@ class _Failed:
     message: str
 
 
+@dataclass(frozen=True)
+class _Wanted:
+    """The model a call wants: ``model`` (a name or path), :func:`pllscore.load` keywords, and the files'
+    content (:func:`~pllscore.io.provenance.named_model_identity`; None when no kept actor is involved)."""
+
+    model: Any
+    load: tuple[tuple[str, Any], ...]
+    fingerprint: str | None
+
+
 class _ModelActor:
-    """One loaded model; :meth:`call` runs ``fn(scorer, item)`` on it."""
+    """A worker process holding at most one loaded model; :meth:`call` runs ``fn(scorer, item)`` on the model it
+    is asked for, loading it first when it holds another (or none: a new actor, or one Ray restarted)."""
 
-    def __init__(self, model: Any, load: dict[str, Any], threads: int) -> None:
+    def __init__(self, threads: int) -> None:
         import torch
-
-        from pllscore.scoring import api
 
         if threads > 0:
             torch.set_num_threads(threads)
-        self.failed: _Failed | None = None
-        try:  # a model that cannot be loaded is an answer to every call, not an actor Ray restarts
-            self.scorer = api.load(model, **load)  # looked up at call time, as the block scorer does
-        except PllscoreError as e:
-            self.failed = _Failed(str(e))
+        self.holds: _Wanted | None = None
+        self.scorer: Any = None
 
-    def call(self, fn: Callable[[Any, Any], Any], item: Any) -> Any:
-        if self.failed is not None:
-            return self.failed
+    def call(self, wanted: _Wanted, fn: Callable[[Any, Any], Any], item: Any) -> Any:
+        if wanted != self.holds:
+            failed = self._load(wanted)
+            if failed is not None:  # not kept: a later call tries again (the failure may pass, e.g. GPU memory)
+                return failed
         try:
             return fn(self.scorer, item)
         except PllscoreError as e:
             return _Failed(str(e))
 
+    def _load(self, wanted: _Wanted) -> _Failed | None:
+        import gc
 
-def _ray() -> Any:
-    try:
-        import ray
-    except ImportError:
-        raise InputError("the ray engine needs Ray: pip install 'pllscore[ray]'") from None
-    return ray
+        from pllscore.scoring import api
+
+        self.holds = self.scorer = None
+        gc.collect()  # the model held before goes first: two at once may not fit
+        try:  # a model that cannot be loaded is an answer to the call, not an actor Ray restarts
+            self.scorer = api.load(wanted.model, **dict(wanted.load))  # looked up at call time, as the block scorer
+        except PllscoreError as e:
+            return _Failed(str(e))
+        self.holds = wanted
+        return None
 
 
 def _raise_ours(error: Exception) -> None:
@@ -77,6 +94,17 @@ def _raise_ours(error: Exception) -> None:
         raise InputError(str(cause)) from None
 
 
+@dataclass
+class _Kept:
+    """An actor kept for a later call: its shape (node, job, CPUs and GPUs per actor) and the model it holds."""
+
+    actor: Any
+    shape: tuple[Any, ...]
+    holds: _Wanted
+    cpus: float
+    gpus: float
+
+
 class ModelPool:
     """Actors holding the model of ``model`` (its ``model`` field: a name or path every worker can read), on the
     Ray cluster of ``ray`` (:class:`~pllscore.settings.RaySettings`: ``address``, ``workers`` (default: as many
@@ -86,45 +114,42 @@ class ModelPool:
         self, model: ModelSettings, ray: RaySettings, tasks: int = 1, *, fingerprint: str | None = None
     ) -> None:
         """``fingerprint``: the model files' content as :func:`~pllscore.io.provenance.named_model_identity`
-        gives it (computed here when ``ray.keep_workers`` needs it and it is not given)."""
+        gives it (computed here when kept actors need it and it is not given)."""
         if not isinstance(model.model, (str, bytes)) and not hasattr(model.model, "__fspath__"):
             raise InputError("the ray engine loads the model on each worker: give its name or path, not a scorer")
-        ray_api = _ray()
-        if not ray_api.is_initialized():
-            ray_api.init(address=ray.address, ignore_reinit_error=True, log_to_driver=False)
+        ray_api = connect(ray.address)
         cluster_cpus = int(ray_api.cluster_resources().get("CPU", 1))
         n = ray.workers or max(1, min(tasks, cluster_cpus // max(ray.cpus_per_worker, 1)))
         load = model.load_kwargs()
         if ray.gpus_per_worker:
             load["device"] = "cuda"
-        self._ray, self.keep, self._key = ray_api, ray.keep_workers, None
-        if self.keep:
-            if fingerprint is None:
-                from pllscore.io.provenance import named_model_identity
+        self._ray, self.keep = ray_api, ray.keep_workers
+        self._cpu, self._gpu = float(ray.cpus_per_worker), float(ray.gpus_per_worker or 0)
+        job_id = ray_api.get_runtime_context().get_job_id()
+        self._shape = (_node(ray_api), job_id, ray.cpus_per_worker, ray.gpus_per_worker)
+        mine = [k for k in _KEPT if k.shape == self._shape]
+        if fingerprint is None and (self.keep or mine):  # a kept actor's model is known by its files' content
+            from pllscore.io.provenance import named_model_identity
 
-                fingerprint = named_model_identity(model.model, model.revision)["fingerprint"]
-            job_id = ray_api.get_runtime_context().get_job_id()
-            self._key = (_node(ray_api), job_id, fingerprint, repr(sorted(load.items())), ray.cpus_per_worker,
-                         ray.gpus_per_worker)  # fmt: skip
-            for kept in _KEPT:
-                if kept._key == self._key and len(kept._actors) >= n:
-                    _KEPT.remove(kept)
-                    _KEPT.append(kept)  # the most recently used last
-                    self._actors, self._cpus, self._gpus = kept._actors, 0.0, 0.0
-                    return
-        self._cpus, self._gpus = float(n * ray.cpus_per_worker), float(n * (ray.gpus_per_worker or 0))
-        _make_room(ray_api, self._cpus, self._gpus)  # kept pools may hold the CPUs (and GPUs) this one needs
+            fingerprint = named_model_identity(model.model, model.revision)["fingerprint"]
+        self._wanted = _Wanted(model.model, tuple(sorted(load.items())), fingerprint if self.keep or mine else None)
+        # those holding this model first, then the most recently used
+        mine.sort(key=lambda k: (k.holds == self._wanted, _KEPT.index(k)), reverse=True)
+        taken = mine[:n]
+        for k in taken:
+            _KEPT.remove(k)
+        self._taken = [k.actor for k in taken]
+        _make_room(ray_api, (n - len(taken)) * self._cpu, (n - len(taken)) * self._gpu)
         actor = ray_api.remote(_ModelActor).options(
             num_cpus=ray.cpus_per_worker, num_gpus=ray.gpus_per_worker or None, max_restarts=4, max_task_retries=4
         )
-        self._actors = [actor.remote(model.model, load, ray.cpus_per_worker) for _ in range(n)]
-        if self.keep:
-            _KEPT.append(self)
+        self._started = [actor.remote(ray.cpus_per_worker) for _ in range(n - len(taken))]
+        self._actors = self._taken + self._started
 
     def call(self, fn: Callable[[Any, Any], Any], item: Any) -> Any:
         """``fn(scorer, item)`` on one actor."""
         try:
-            return self._result(self._ray.get(self._actors[0].call.remote(fn, item)))
+            return self._result(self._ray.get(self._actors[0].call.remote(self._wanted, fn, item)))
         except Exception as e:
             _raise_ours(e)
             raise
@@ -133,8 +158,9 @@ class ModelPool:
         """``fn(scorer, item)`` of each item, spread over the actors; yielded in the items' order."""
         from ray.util import ActorPool
 
+        wanted = self._wanted
         pool = ActorPool(self._actors)
-        results = pool.map(lambda a, item: a.call.remote(fn, item), list(items))
+        results = pool.map(lambda a, item: a.call.remote(wanted, fn, item), list(items))
         while True:
             try:
                 got = next(results)
@@ -152,19 +178,37 @@ class ModelPool:
         return got
 
     def close(self) -> None:
-        """End the actors, unless the pool is kept (``keep_workers``); the Ray session stays, as
+        """Keep the actors for a later call (all of them with ``keep_workers``, else those it took from earlier
+        calls that kept theirs) and end the others; the Ray session stays, as
         :func:`~pllscore.jobs.ray.score_dataset` leaves it."""
-        if not self.keep:
-            self._end()
+        for i, a in enumerate(self._actors):
+            if self.keep or i < len(self._taken):
+                _KEPT.append(_Kept(a, self._shape, self._wanted, self._cpu, self._gpu))
+            else:
+                self._ray.kill(a)
+        self._actors = self._taken = self._started = []
 
-    def _end(self) -> None:
-        for a in self._actors:
-            self._ray.kill(a)
-        self._actors = []
+
+#: the actors kept for this process's next calls, the least recently used first
+_KEPT: list[_Kept] = []
 
 
-#: the pools kept for this process's next calls (``keep_workers``), the least recently used first
-_KEPT: list[ModelPool] = []
+def import_ray() -> Any:
+    """The ``ray`` module; a one-line error when Ray is not installed."""
+    try:
+        import ray
+    except ImportError:
+        raise InputError("the ray engine needs Ray: pip install 'pllscore[ray]'") from None
+    return ray
+
+
+def connect(address: str | None) -> Any:
+    """The ``ray`` module, its session started (``address``: ``auto``, ``ray://HOST:PORT``, or None for a local
+    Ray) unless this process runs one."""
+    ray = import_ray()
+    if not ray.is_initialized():
+        ray.init(address=address, ignore_reinit_error=True, log_to_driver=False)
+    return ray
 
 
 def release_workers() -> None:
@@ -174,19 +218,23 @@ def release_workers() -> None:
 
 
 def _make_room(ray_api: Any, cpus: float, gpus: float) -> None:
-    """End kept pools, the least recently used first, until the cluster has ``cpus`` and ``gpus`` free."""
+    """End kept actors, the least recently used first, until the cluster has ``cpus`` and ``gpus`` free."""
+    if not (cpus or gpus):
+        return
     free = ray_api.available_resources()
     free_cpus, free_gpus = free.get("CPU", 0.0), free.get("GPU", 0.0)
     while _KEPT and (free_cpus < cpus or free_gpus < gpus):
         kept = _KEPT.pop(0)
-        free_cpus, free_gpus = free_cpus + kept._cpus, free_gpus + kept._gpus
+        free_cpus, free_gpus = free_cpus + kept.cpus, free_gpus + kept.gpus
         _end_kept(kept)
 
 
-def _end_kept(kept: ModelPool) -> None:
+def _end_kept(kept: _Kept) -> None:
+    import ray
+
     # actors of a Ray session since shut down (or of another cluster) ended with it
-    if kept._ray.is_initialized() and kept._key[0] == _node(kept._ray):
-        kept._end()
+    if ray.is_initialized() and kept.shape[0] == _node(ray):
+        ray.kill(kept.actor)
 
 
 def _node(ray_api: Any) -> str:

@@ -297,7 +297,7 @@ class RaySettings(Settings):
     )
     keep_workers: bool = setting(
         False,
-        "Ray: keep the actors, their model loaded, for this process's next call with the same model "
-        "(pllscore.jobs.ray.release_workers() ends them).",
+        "Ray: keep the actors for this process's next calls, which load their own model in place (none if it "
+        "is the same); pllscore.jobs.ray.release_workers() ends them.",
         record=False,
     )
