@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -14,14 +15,17 @@ from tests.ray_session import _ray_session, ray_cluster  # noqa: F401  (the Ray 
 # huggingface_hub reads these once, at import: set them before anything imports it
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["TRANSFORMERS_OFFLINE"] = "1"
-# GGUF conversions the tests make go to a cache of the session's own, never the user's (a test that
-# checks the cache sets PLLSCORE_CACHE itself)
-if "PLLSCORE_TEST_USER_CACHE" not in os.environ:
+# GGUF conversions (and lm-eval's task index) the tests make go to a cache of the run's own, never the user's (a
+# test that checks the cache sets PLLSCORE_CACHE itself); pytest-xdist's workers share the one their controller
+# made, which they inherit, so that each entry is made once per run
+RUN_CACHE = "PLLSCORE_TEST_RUN_CACHE"  # the run's cache, as the controller made it
+if "PLLSCORE_TEST_USER_CACHE" not in os.environ and not (
+    os.environ.get("PYTEST_XDIST_WORKER") and os.environ.get(RUN_CACHE) == os.environ.get("PLLSCORE_CACHE")
+):
     import atexit
     import shutil
-    import tempfile
 
-    os.environ["PLLSCORE_CACHE"] = tempfile.mkdtemp(prefix="pllscore-test-cache-")
+    os.environ["PLLSCORE_CACHE"] = os.environ[RUN_CACHE] = tempfile.mkdtemp(prefix="pllscore-test-cache-")
     atexit.register(shutil.rmtree, os.environ["PLLSCORE_CACHE"], ignore_errors=True)
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "models"
