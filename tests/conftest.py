@@ -74,6 +74,9 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log):  # type: ignore[no-
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    # the docs' Ray page last: its Python example ends the run's Ray (ray.shutdown(), as a reader's does), which
+    # the other Ray tests would have to start again
+    items.sort(key=lambda item: item.nodeid.endswith("[ray.md]"))
     on_ray = [i.nodeid for i in items if "ray_cluster" in getattr(i, "fixturenames", ())]
     unnamed = [nodeid for nodeid in on_ray if xdist_scope(nodeid) != "ray"]
     if unnamed:

@@ -130,8 +130,14 @@ def test_examples_are_not_skipped_away():
 
 @pytest.mark.shared
 @pytest.mark.parametrize("page", _pages_with("python"))
-def test_python_examples_run(page, monkeypatch, capsys, tmp_path):
-    without_ray()  # a page that uses Ray starts its own, in its own folder, as a reader's would
+def test_python_examples_run(page, monkeypatch, capsys, tmp_path, request):
+    if page == "ray.md":
+        # on the run's Ray and the actors earlier Ray tests kept (tests/ray_session.py): the page's score_dataset
+        # takes them instead of starting a Ray and actors of its own, and its ray.shutdown() ends the run's Ray
+        # (conftest.py runs this test after the other Ray tests); the page's bash example starts its own
+        request.getfixturevalue("ray_cluster")
+    else:
+        without_ray()  # an idle Ray would only take memory from the examples
     monkeypatch.chdir(example_folder(tmp_path))
     namespace: dict = {"__name__": "__docs__"}
     for block in blocks(page, "python"):

@@ -264,7 +264,9 @@ def _score_blocks(ray_api: Any, blocks: _Blocks, job: JobSettings, options: Any,
     files = sorted({m["file"] for m in blocks.manifest})
     recorded = {"source": ",".join(files), "column": blocks.column, "level": t.level, "id_column": t.id_column,
                 "base": t.base, "surprisal": bool(t.surprisal)}  # fmt: skip
-    shared = ray_api.put(BlockJob(uuid.uuid4().hex, options, recorded, str(out)))
+    # the actors write there: absolute, since a worker's working folder need not be the driver's (a Ray started
+    # elsewhere, a cluster's nodes)
+    shared = ray_api.put(BlockJob(uuid.uuid4().hex, options, recorded, os.path.abspath(out)))
     pool = ModelPool(job.model, job.ray, len(blocks.todo), fingerprint=settings["model_fingerprint"])
     shown = None if job.run.progress is None else not job.run.progress
     try:
