@@ -94,6 +94,8 @@ def test_kept_actors_serve_the_next_calls_load_their_model_in_place_and_make_roo
     assert plain.call(_pid, None) == changed
     plain.close()
     assert _alive(pid)
+    with pytest.raises(InputError, match="closed"):  # its actors are another call's now
+        plain.call(_pid, None)
     # the cluster is full: a call that needs the CPUs kept actors hold ends them (the least recently used first);
     # the actor it starts ends with it (the default)
     wide = ModelPool(ModelSettings(model=str(model)), RaySettings(workers=1, cpus_per_worker=2))

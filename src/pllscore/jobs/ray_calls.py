@@ -148,6 +148,7 @@ class ModelPool:
 
     def call(self, fn: Callable[[Any, Any], Any], item: Any) -> Any:
         """``fn(scorer, item)`` on one actor."""
+        self._open()
         try:
             return self._result(self._ray.get(self._actors[0].call.remote(self._wanted, fn, item)))
         except Exception as e:
@@ -158,6 +159,7 @@ class ModelPool:
         """``fn(scorer, item)`` of each item, spread over the actors; yielded in the items' order."""
         from ray.util import ActorPool
 
+        self._open()
         wanted = self._wanted
         pool = ActorPool(self._actors)
         results = pool.map(lambda a, item: a.call.remote(wanted, fn, item), list(items))
@@ -170,6 +172,10 @@ class ModelPool:
                 _raise_ours(e)
                 raise
             yield self._result(got)
+
+    def _open(self) -> None:
+        if not self._actors:
+            raise InputError("this model pool was closed: make a new ModelPool")
 
     @staticmethod
     def _result(got: Any) -> Any:
