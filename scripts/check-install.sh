@@ -8,13 +8,16 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
 .venv/bin/python -m build --wheel --outdir "$work/dist" . >"$work/build.log" 2>&1 || { cat "$work/build.log"; exit 1; }
-$PYTHON -m venv "$work/venv"
 if [ -x .venv/bin/uv ]; then
-    # the wheel without extras, its dependencies at the locked versions (seconds, not minutes); torch the CPU build
-    # compiled to bytecode, as pip does by default (uv only when asked)
-    .venv/bin/uv pip install -q --compile-bytecode --python "$work/venv/bin/python" --find-links "${WHEELS:-/opt/wheels}" \
+    # the wheel without extras, its dependencies at the locked versions (seconds, not minutes); torch the CPU build.
+    # No bytecode at install (uv's default): the commands below write what they import, once (so they do even where
+    # PYTHONDONTWRITEBYTECODE is set), which is 40 s less than compiling every package (BENCHMARKS.md)
+    $PYTHON -m venv --without-pip "$work/venv"
+    .venv/bin/uv pip install -q --python "$work/venv/bin/python" --find-links "${WHEELS:-/opt/wheels}" \
         -c requirements.lock "$work"/dist/pllscore-*.whl
+    unset PYTHONDONTWRITEBYTECODE
 else
+    $PYTHON -m venv "$work/venv"
     "$work/venv/bin/pip" install -q --upgrade pip
     "$work/venv/bin/pip" install -q "torch==2.13.0"   # the CPU build first, as a user is told to
     "$work/venv/bin/pip" install -q "$work"/dist/pllscore-*.whl
