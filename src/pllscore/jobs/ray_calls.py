@@ -231,16 +231,19 @@ def _make_room(ray_api: Any, cpus: float, gpus: float) -> None:
     free_cpus, free_gpus = free.get("CPU", 0.0), free.get("GPU", 0.0)
     while _KEPT and (free_cpus < cpus or free_gpus < gpus):
         kept = _KEPT.pop(0)
-        free_cpus, free_gpus = free_cpus + kept.cpus, free_gpus + kept.gpus
-        _end_kept(kept)
+        if _end_kept(kept):  # one of a Ray session since shut down freed nothing here
+            free_cpus, free_gpus = free_cpus + kept.cpus, free_gpus + kept.gpus
 
 
-def _end_kept(kept: _Kept) -> None:
+def _end_kept(kept: _Kept) -> bool:
+    """End a kept actor; False for one of a Ray session since shut down (or of another cluster), which ended
+    with it."""
     import ray
 
-    # actors of a Ray session since shut down (or of another cluster) ended with it
-    if ray.is_initialized() and kept.shape[0] == _node(ray):
+    if ray.is_initialized() and kept.shape[:2] == (_node(ray), ray.get_runtime_context().get_job_id()):
         ray.kill(kept.actor)
+        return True
+    return False
 
 
 def _node(ray_api: Any) -> str:
