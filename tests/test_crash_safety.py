@@ -221,7 +221,7 @@ def test_chunks_never_rewrite_earlier_chunks(scorer, corpus, tmp_path, monkeypat
     joined once at the end, so a run writes its data twice in all instead of once per chunk."""
     out = tmp_path / f"o.{fmt}"
     commits: list[tuple[str, int]] = []
-    real_commit = part_files._commit
+    real_commit = part_files.commit_file
 
     def commit(tmp, path, write):
         real_commit(tmp, path, write)
@@ -231,7 +231,7 @@ def test_chunks_never_rewrite_earlier_chunks(scorer, corpus, tmp_path, monkeypat
         raise AssertionError("an output was read back")
 
     with monkeypatch.context() as mp:
-        mp.setattr(part_files, "_commit", commit)
+        mp.setattr(part_files, "commit_file", commit)
         mp.setattr(pd, "read_parquet", no_read)
         mp.setattr(pd, "read_csv", no_read)
         score_file(corpus, out, model=scorer, **OPTS)

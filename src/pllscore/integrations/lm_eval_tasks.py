@@ -27,7 +27,6 @@ from typing import Any
 __all__ = ["cached", "install"]
 
 FOLDER = "lm-eval-tasks"
-_IGNORED = {"__pycache__", ".ipynb_checkpoints"}  # lm-eval's own _IGNORE_DIRS
 
 
 def install() -> None:
@@ -51,11 +50,12 @@ def cached(
 
     def cached_build(paths: Iterable[Any], *, resolve_includes: bool = True) -> dict[str, Any]:
         roots = [Path(p) for p in paths]
-        if not resolve_includes or builtin not in [r.resolve() for r in roots]:
+        resolved = [r.resolve() for r in roots]
+        if not resolve_includes or builtin not in resolved:
             return build(roots, resolve_includes=resolve_includes)
         index: dict[str, Any] = {}
-        for root in roots:  # lm-eval's merge: a later folder overrides an earlier one, with its warning
-            part = _builtin_index(build, root) if root.resolve() == builtin else build([root])
+        for root, real in zip(roots, resolved):  # lm-eval's merge: a later folder overrides an earlier one, warning
+            part = _builtin_index(build, root, real) if real == builtin else build([root])
             for name, entry in part.items():
                 if name in index:
                     warn("Task '%s' from %s overrides existing task from %s", name, entry.yaml_path,
@@ -68,9 +68,12 @@ def cached(
     return cached_build
 
 
-def _builtin_index(build: Callable[..., dict[str, Any]], root: Path) -> dict[str, Any]:
-    """The index of lm-eval's own task folder ``root``: from the cache, else built and stored there."""
-    path = _entry(root)
+def _builtin_index(build: Callable[..., dict[str, Any]], root: Path, real: Path) -> dict[str, Any]:
+    """The index of lm-eval's own task folder ``root`` (``real`` resolved): from the cache, else built and stored
+    there."""
+    from pllscore.io.parts import commit_file
+
+    path = _entry(root, real)
     try:
         return pickle.loads(path.read_bytes())
     except Exception:  # noqa: BLE001 - absent, or unreadable (an interrupted write, another lm-eval): build it
@@ -78,26 +81,25 @@ def _builtin_index(build: Callable[..., dict[str, Any]], root: Path) -> dict[str
     index = build([root])
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        temp = path.with_name(f".tmp-{os.getpid()}-{path.name}")
-        temp.write_bytes(pickle.dumps(index, protocol=pickle.HIGHEST_PROTOCOL))
-        os.replace(temp, path)  # whole or not at all
+        data = pickle.dumps(index, protocol=pickle.HIGHEST_PROTOCOL)
+        commit_file(path.with_name(f".tmp-{os.getpid()}-{path.name}"), path, lambda f: f.write(data))
     except OSError:
         pass
     return index
 
 
-def _entry(root: Path) -> Path:
-    """The cache file of ``root``'s index: named by lm-eval's version and every YAML file's path, size and time."""
+def _entry(root: Path, real: Path) -> Path:
+    """The cache file of ``root``'s index: named by lm-eval's version and every task file's path, size and time
+    (the files lm-eval's own ``TaskIndex`` reads)."""
     from importlib.metadata import version
+
+    from lm_eval.tasks._index import TaskIndex
 
     from pllscore.engine.gguf_cache import cache_root
 
     listing = []
-    for folder, dirs, files in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if d not in _IGNORED)
-        for name in sorted(files):
-            if name.endswith(".yaml"):
-                st = os.stat(os.path.join(folder, name))
-                listing.append((os.path.relpath(os.path.join(folder, name), root), st.st_size, st.st_mtime_ns))
-    key = repr((version("lm_eval"), str(root.resolve()), listing)).encode("utf-8", "surrogateescape")
+    for file in TaskIndex._iter_yaml_files(root):
+        st = file.stat()
+        listing.append((file.relative_to(root).as_posix(), st.st_size, st.st_mtime_ns))
+    key = repr((version("lm_eval"), str(real), listing)).encode("utf-8", "surrogateescape")
     return cache_root() / FOLDER / f"{hashlib.sha256(key).hexdigest()[:32]}.pickle"

@@ -1,6 +1,6 @@
 """Part files: immutable files written atomically, named by their index, and joined into one output.
 
-Every file pllscore writes goes through one commit point, :func:`_commit`: the data is written
+Every file pllscore writes goes through one commit point, :func:`commit_file`: the data is written
 to a temporary name, fsynced, then renamed with ``os.replace`` (and the folder fsynced), so a
 reader, or a run resumed after a kill, sees a file whole or not at all. A run's finished chunks
 are part files ``OUT.parts/part-<k>.<fmt>``; :func:`join_parts` joins them into ``OUT``.
@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 __all__ = [
+    "commit_file",
     "join_parts",
     "meta_path",
     "part_index",
@@ -121,7 +122,7 @@ def _fsync_dir(folder: Path) -> None:
             os.close(fd)
 
 
-def _commit(tmp: Path, path: Path, write: Any) -> None:
+def commit_file(tmp: Path, path: Path, write: Any) -> None:
     """Write ``tmp`` with ``write(file)``, fsync it, then rename it to ``path``: the commit point."""
     try:
         with open(tmp, "wb") as f:
@@ -155,17 +156,17 @@ def write_part(
         import pyarrow.parquet as pq
 
         table = _arrow(frame, metadata)
-        _commit(tmp, path, lambda f: pq.write_table(table, f))
+        commit_file(tmp, path, lambda f: pq.write_table(table, f))
     else:
         data = serialize(frame, fmt, header).encode("utf-8")
-        _commit(tmp, path, lambda f: f.write(data))
+        commit_file(tmp, path, lambda f: f.write(data))
 
 
 def write_json(path: str | os.PathLike[str], data: Mapping[str, Any]) -> None:
     """Write a JSON file atomically (a reader sees the old or the new file, never half of one)."""
     text = (json.dumps(data, indent=2, default=str) + "\n").encode()
     path = Path(path)
-    _commit(path.with_name(path.name + ".tmp"), path, lambda f: f.write(text))
+    commit_file(path.with_name(path.name + ".tmp"), path, lambda f: f.write(text))
 
 
 def join_parts(parts: Sequence[Path], fmt: str, path: Path, tmp: Path, metadata: Mapping[str, str]) -> None:
@@ -182,7 +183,7 @@ def join_parts(parts: Sequence[Path], fmt: str, path: Path, tmp: Path, metadata:
                 with open(p, "rb") as f:
                     shutil.copyfileobj(f, out)
 
-        _commit(tmp, path, copy)
+        commit_file(tmp, path, copy)
         return
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -191,7 +192,7 @@ def join_parts(parts: Sequence[Path], fmt: str, path: Path, tmp: Path, metadata:
         import pandas as pd
 
         table = _arrow(pd.DataFrame(), metadata)
-        _commit(tmp, path, lambda f: pq.write_table(table, f))
+        commit_file(tmp, path, lambda f: pq.write_table(table, f))
         return
     schemas = [pq.read_schema(p) for p in parts]
     schema = pa.unify_schemas(schemas)  # a column all null in one chunk takes its type from the others
@@ -213,4 +214,4 @@ def join_parts(parts: Sequence[Path], fmt: str, path: Path, tmp: Path, metadata:
                 group = pa.concat_tables(batch)
                 w.write_table(group, row_group_size=max(len(group), 1))
 
-    _commit(tmp, path, join)
+    commit_file(tmp, path, join)
