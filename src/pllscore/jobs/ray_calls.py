@@ -40,8 +40,8 @@ class _Failed:
 
 @dataclass(frozen=True)
 class _Wanted:
-    """The model a call wants: ``model`` (a name or path), :func:`pllscore.load` keywords, and the files'
-    content (:func:`~pllscore.io.provenance.named_model_identity`; None when no kept actor is involved)."""
+    """The model a call wants: ``model`` (a name or path), :func:`pllscore.load` keywords, and the files' content
+    (:func:`~pllscore.io.provenance.named_model_identity`; None when not given and no kept actor is involved)."""
 
     model: Any
     load: tuple[tuple[str, Any], ...]
@@ -132,7 +132,7 @@ class ModelPool:
             from pllscore.io.provenance import named_model_identity
 
             fingerprint = named_model_identity(model.model, model.revision)["fingerprint"]
-        self._wanted = _Wanted(model.model, tuple(sorted(load.items())), fingerprint if self.keep or mine else None)
+        self._wanted = _Wanted(model.model, tuple(sorted(load.items())), fingerprint)
         # those holding this model first, then the most recently used
         mine.sort(key=lambda k: (k.holds == self._wanted, _KEPT.index(k)), reverse=True)
         taken = mine[:n]
@@ -143,8 +143,7 @@ class ModelPool:
         actor = ray_api.remote(_ModelActor).options(
             num_cpus=ray.cpus_per_worker, num_gpus=ray.gpus_per_worker or None, max_restarts=4, max_task_retries=4
         )
-        self._started = [actor.remote(ray.cpus_per_worker) for _ in range(n - len(taken))]
-        self._actors = self._taken + self._started
+        self._actors = self._taken + [actor.remote(ray.cpus_per_worker) for _ in range(n - len(taken))]
 
     def call(self, fn: Callable[[Any, Any], Any], item: Any) -> Any:
         """``fn(scorer, item)`` on one actor."""
@@ -192,7 +191,7 @@ class ModelPool:
                 _KEPT.append(_Kept(a, self._shape, self._wanted, self._cpu, self._gpu))
             else:
                 self._ray.kill(a)
-        self._actors = self._taken = self._started = []
+        self._actors = self._taken = []
 
 
 #: the actors kept for this process's next calls, the least recently used first
