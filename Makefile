@@ -7,15 +7,19 @@ UV_VERSION := 0.9.0
 # rescoring, lm-eval and docs tests run rather than skip
 WHEELS ?= /opt/wheels
 EXTRAS := test,ray,gguf,lm-eval,docs
+# the commands below write the bytecode of what they import, once, even where PYTHONDONTWRITEBYTECODE is set (as on
+# these machines): else every process (each test worker, fork server, example and Ray actor) would compile torch and
+# transformers again, an import of 25 s instead of 10 (BENCHMARKS.md)
+unexport PYTHONDONTWRITEBYTECODE
 
 $(BIN)/.installed: pyproject.toml requirements.lock
 	$(PYTHON) -m venv $(VENV)
-	# uv installs the locked versions (requirements.lock, written by `make lock`) in about a minute, the CPU
-	# build of torch from the machine's wheel folder; where uv cannot, pip installs as before (minutes). Both
-	# compile the packages' bytecode (uv only when asked): where PYTHONDONTWRITEBYTECODE is set (as on these
-	# machines), every process would otherwise compile torch and transformers again (an import of 25 s, not 10)
+	# uv installs the locked versions (requirements.lock, written by `make lock`) in seconds from its cache, the CPU
+	# build of torch from the machine's wheel folder, without compiling all 20,000 modules' bytecode (54 s on 2 cores,
+	# of which a run imports under a quarter: see above and scripts/warm_bytecode.py); where uv cannot, pip installs
+	# as before (minutes)
 	$(BIN)/pip install -q "uv==$(UV_VERSION)" \
-	  && $(BIN)/uv pip install -q --compile-bytecode --python $(BIN)/python --find-links $(WHEELS) -r requirements.lock \
+	  && $(BIN)/uv pip install -q --python $(BIN)/python --find-links $(WHEELS) -r requirements.lock \
 	  && $(BIN)/uv pip install -q --python $(BIN)/python --no-deps -e . \
 	  || { $(BIN)/pip install -q --upgrade pip && $(BIN)/pip install -q "torch==2.13.0" \
 	       && $(BIN)/pip install -q -e ".[$(EXTRAS)]"; }
@@ -39,9 +43,9 @@ test: venv
 	$(BIN)/ruff format --check src tests benchmarks examples scripts
 	$(BIN)/lint-imports
 	$(BIN)/python scripts/structure.py --check
-	scripts/check-install.sh
-	@# pllscore's and the tests' own bytecode, which PYTHONDONTWRITEBYTECODE would leave unwritten
-	$(BIN)/python -m compileall -q -j 0 src tests >/dev/null
+	@# what a user installing the wheel meets (one core, its own venv), and beside it the bytecode of what the
+	@# test run imports, written once by one process before the run's processes all import it (a minute apart)
+	@$(BIN)/python scripts/warm_bytecode.py & warm=$$!; scripts/check-install.sh; code=$$?; wait $$warm; exit $$code
 	$(if $(filter 0,$(TEST_WORKERS)),,OMP_NUM_THREADS=1 )$(BIN)/python -m pytest -q --durations=10 -n $(TEST_WORKERS) --dist loadscope --no-loadscope-reorder
 
 # the exactness tests on CUDA (those marked gpu: the oracle to 1e-5, batch invariance, the architecture matrix,
