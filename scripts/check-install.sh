@@ -7,8 +7,9 @@ PYTHON=${PYTHON:-python3}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-.venv/bin/python -m build --wheel --outdir "$work/dist" . >"$work/build.log" 2>&1 || { cat "$work/build.log"; exit 1; }
 if [ -x .venv/bin/uv ]; then
+    # uv's build: the same backend (setuptools, isolated) as `python -m build`, its environment from uv's cache (2 s, not 5)
+    .venv/bin/uv build -q --wheel --out-dir "$work/dist" . >"$work/build.log" 2>&1 || { cat "$work/build.log"; exit 1; }
     # the wheel without extras, its dependencies at the locked versions (seconds, not minutes); torch the CPU build.
     # No bytecode at install (uv's default): the commands below write what they import, once (so they do even where
     # PYTHONDONTWRITEBYTECODE is set), which is 40 s less than compiling every package (BENCHMARKS.md)
@@ -17,6 +18,7 @@ if [ -x .venv/bin/uv ]; then
         -c requirements.lock "$work"/dist/pllscore-*.whl
     unset PYTHONDONTWRITEBYTECODE
 else
+    .venv/bin/python -m build --wheel --outdir "$work/dist" . >"$work/build.log" 2>&1 || { cat "$work/build.log"; exit 1; }
     $PYTHON -m venv "$work/venv"
     "$work/venv/bin/pip" install -q --upgrade pip
     "$work/venv/bin/pip" install -q "torch==2.13.0"   # the CPU build first, as a user is told to
