@@ -196,6 +196,16 @@ def test_resume_skips_finished_blocks(inputs, tmp_path):
         score_dataset(inputs, out, resume=True, **{**opts, "metrics": ["whole-word"]})
 
 
+def test_relative_paths_are_the_drivers(inputs, tmp_path, monkeypatch):
+    """A relative model path and output folder name what they name in the caller's folder, though the run's Ray
+    was started in another, which its workers run in (a cluster's nodes have folders of their own too)."""
+    (tmp_path / "models").mkdir()
+    (tmp_path / "models" / "bert").symlink_to(TINY_BERT)
+    monkeypatch.chdir(tmp_path)
+    summary = score_dataset("in", "out", model="models/bert", metrics=["original"], block_rows=8)
+    assert summary.rows == 21 and len(pd.read_parquet(tmp_path / "out")) == 21
+
+
 def test_input_errors(inputs, tmp_path):
     with pytest.raises(InputError, match="causal LM"):
         score_dataset(inputs, tmp_path / "o", model=str(TINY_GPT2), metrics="original")

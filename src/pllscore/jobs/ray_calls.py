@@ -21,6 +21,7 @@ the least recently used first, so a new actor never waits on kept ones. :func:`r
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -132,7 +133,9 @@ class ModelPool:
             from pllscore.io.provenance import named_model_identity
 
             fingerprint = named_model_identity(model.model, model.revision)["fingerprint"]
-        self._wanted = _Wanted(model.model, tuple(sorted(load.items())), fingerprint)
+        # a local path as the driver sees it: a worker resolves a relative one in its own folder (Ray's, or a node's)
+        name = os.path.abspath(model.model) if os.path.exists(model.model) else model.model
+        self._wanted = _Wanted(name, tuple(sorted(load.items())), fingerprint)
         # those holding this model first, then the most recently used
         mine.sort(key=lambda k: (k.holds == self._wanted, _KEPT.index(k)), reverse=True)
         taken = mine[:n]
