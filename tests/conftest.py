@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -39,6 +40,16 @@ SENTENCES = [
     "She didn't go to the store yesterday!",
     "Carnivores eat meat, and the marauder ran.",
 ]
+
+
+@pytest.fixture(scope="session")
+def cli_server() -> Iterator[str]:
+    """The socket of a warm fork server for ``pllscore`` commands (tests/cli_server.py), one per test process: the
+    docs' examples, the README's and tests/test_cli_server.py share it (a start is the torch import, 6 CPU-s)."""
+    from tests.cli_server import running
+
+    with running({**os.environ, "HF_HUB_OFFLINE": "1"}) as path:
+        yield path
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -20,7 +20,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from tests.cli_client import SOCKET
-from tests.cli_server import client_command, running
+from tests.cli_server import client_command
 from tests.workspace import SHARED, example_folder
 
 BERT = "../shared/models/tiny-bert-cased"
@@ -143,10 +143,9 @@ def _run(script: str, folder: Path, command: str, env: dict[str, str]) -> tuple[
 
 
 @pytest.fixture(scope="module")
-def server() -> tuple[str, dict[str, str]]:
-    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
-    with running(env) as path:
-        yield path, env
+def server(cli_server: str) -> tuple[str, dict[str, str]]:
+    """The run's fork server (tests/conftest.py: the one the docs' examples use) and the commands' environment."""
+    return cli_server, {**os.environ, "HF_HUB_OFFLINE": "1"}
 
 
 @pytest.mark.shared

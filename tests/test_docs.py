@@ -21,14 +21,13 @@ import os
 import re
 import subprocess
 import sys
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from tests.cli_client import SOCKET
-from tests.cli_server import client_command, running
+from tests.cli_server import client_command
 from tests.ray_session import without_ray
 from tests.workspace import ROOT, example_folder
 
@@ -51,12 +50,10 @@ def _command(name: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def bash_env() -> Iterator[dict[str, str]]:
+def bash_env(cli_server: str) -> dict[str, str]:
     """The examples' environment: offline, this test's venv first on PATH, the fork server running."""
     venv_bin = Path(sys.executable).parent
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PATH": f"{venv_bin}:{os.environ['PATH']}"}
-    with running(env) as path:
-        yield {**env, SOCKET: path}
+    return {**os.environ, "HF_HUB_OFFLINE": "1", "PATH": f"{venv_bin}:{os.environ['PATH']}", SOCKET: cli_server}
 
 
 # what a page's examples must print (beside running without an error)
