@@ -108,3 +108,16 @@ def test_kept_actors_serve_the_next_calls_load_their_model_in_place_and_make_roo
     again.close()
     release_workers()  # and the kept ones on request
     assert _gone(again_pid)
+
+
+def test_actors_kept_in_an_ended_ray_session_are_forgotten():
+    """An actor kept under another node and job (a Ray since shut down, with which it ended) is dropped when a pool
+    starts, neither taken nor counted as room."""
+    from pllscore.jobs import ray_calls
+
+    model = ModelSettings(model=str(TINY_GPT2))
+    stale = ray_calls._Kept(None, ("a node since gone", "01000000", 1, None), None, 1.0, 0.0)
+    ray_calls._KEPT.append(stale)
+    pool = ModelPool(model, RaySettings(workers=1))
+    pool.close()
+    assert stale not in ray_calls._KEPT

@@ -128,6 +128,8 @@ class ModelPool:
         self._cpu, self._gpu = float(ray.cpus_per_worker), float(ray.gpus_per_worker or 0)
         job_id = ray_api.get_runtime_context().get_job_id()
         self._shape = (_node(ray_api), job_id, ray.cpus_per_worker, ray.gpus_per_worker)
+        # actors kept in a Ray session since shut down (another node or job) ended with it: forget them
+        _KEPT[:] = [k for k in _KEPT if k.shape[:2] == self._shape[:2]]
         mine = [k for k in _KEPT if k.shape == self._shape]
         if fingerprint is None and (self.keep or mine):  # a kept actor's model is known by its files' content
             from pllscore.io.provenance import named_model_identity
