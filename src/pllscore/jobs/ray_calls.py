@@ -126,10 +126,11 @@ class ModelPool:
             load["device"] = "cuda"
         self._ray, self.keep = ray_api, ray.keep_workers
         self._cpu, self._gpu = float(ray.cpus_per_worker), float(ray.gpus_per_worker or 0)
-        job_id = ray_api.get_runtime_context().get_job_id()
-        self._shape = (_node(ray_api), job_id, ray.cpus_per_worker, ray.gpus_per_worker)
-        # actors kept in a Ray session since shut down (another node or job) ended with it: forget them
-        _KEPT[:] = [k for k in _KEPT if k.shape[:2] == self._shape[:2]]
+        session = _session(ray_api)
+        self._shape = (*session, ray.cpus_per_worker, ray.gpus_per_worker)
+        # actors kept in a Ray session since shut down (another node or job) ended with it: forget them, so that
+        # every kept actor _make_room ends below frees its CPUs and GPUs
+        _KEPT[:] = [k for k in _KEPT if k.shape[:2] == session]
         mine = [k for k in _KEPT if k.shape == self._shape]
         if fingerprint is None and (self.keep or mine):  # a kept actor's model is known by its files' content
             from pllscore.io.provenance import named_model_identity
@@ -235,20 +236,20 @@ def _make_room(ray_api: Any, cpus: float, gpus: float) -> None:
     free_cpus, free_gpus = free.get("CPU", 0.0), free.get("GPU", 0.0)
     while _KEPT and (free_cpus < cpus or free_gpus < gpus):
         kept = _KEPT.pop(0)
-        if _end_kept(kept):  # one of a Ray session since shut down freed nothing here
-            free_cpus, free_gpus = free_cpus + kept.cpus, free_gpus + kept.gpus
+        _end_kept(kept)
+        free_cpus, free_gpus = free_cpus + kept.cpus, free_gpus + kept.gpus
 
 
-def _end_kept(kept: _Kept) -> bool:
-    """End a kept actor; False for one of a Ray session since shut down (or of another cluster), which ended
-    with it."""
+def _end_kept(kept: _Kept) -> None:
+    """End a kept actor, unless it was kept in a Ray session since shut down (or of another cluster), with which it
+    ended."""
     import ray
 
-    if ray.is_initialized() and kept.shape[:2] == (_node(ray), ray.get_runtime_context().get_job_id()):
+    if ray.is_initialized() and kept.shape[:2] == _session(ray):
         ray.kill(kept.actor)
-        return True
-    return False
 
 
-def _node(ray_api: Any) -> str:
-    return ray_api.get_runtime_context().get_node_id()
+def _session(ray_api: Any) -> tuple[str, str]:
+    """The Ray session this process is connected to: its node and job."""
+    context = ray_api.get_runtime_context()
+    return context.get_node_id(), context.get_job_id()
