@@ -52,6 +52,18 @@ def cli_server() -> Iterator[str]:
         yield path
 
 
+@pytest.fixture(scope="session")
+def example_env(cli_server: str) -> dict[str, str]:
+    """The environment the examples of the docs and the README run in: offline, this test's venv first on PATH,
+    ``pllscore`` commands forked from the run's warm server (tests/cli_client.py reads its socket from it)."""
+    import sys
+
+    from tests.cli_client import SOCKET
+
+    venv_bin = Path(sys.executable).parent
+    return {**os.environ, "HF_HUB_OFFLINE": "1", "PATH": f"{venv_bin}:{os.environ['PATH']}", SOCKET: cli_server}
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",

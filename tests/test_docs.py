@@ -26,7 +26,6 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli_client import SOCKET
 from tests.cli_server import client_command
 from tests.ray_session import without_ray
 from tests.workspace import ROOT, example_folder
@@ -47,13 +46,6 @@ def _command(name: str) -> str:
     # pllscore through the warm fork server (tests/cli_server.py): each command its own process, without the
     # torch import per command; tests/test_cli_server.py checks it gives what a fresh process gives
     return client_command() if name == "pllscore" else sys.executable
-
-
-@pytest.fixture(scope="module")
-def bash_env(cli_server: str) -> dict[str, str]:
-    """The examples' environment: offline, this test's venv first on PATH, the fork server running."""
-    venv_bin = Path(sys.executable).parent
-    return {**os.environ, "HF_HUB_OFFLINE": "1", "PATH": f"{venv_bin}:{os.environ['PATH']}", SOCKET: cli_server}
 
 
 # what a page's examples must print (beside running without an error)
@@ -154,17 +146,16 @@ def test_python_examples_run(page, monkeypatch, capsys, tmp_path, request):
 
 @pytest.mark.shared
 @pytest.mark.parametrize("page", _pages_with("bash"))
-def test_bash_examples_run(page, tmp_path, bash_env):
+def test_bash_examples_run(page, tmp_path, example_env):
     without_ray()  # an idle Ray of this process would only take memory from the examples' own
     work = example_folder(tmp_path)
-    env = bash_env
     ran = 0
     for block in blocks(page, "bash"):
         if block.skip_reason():
             continue
         script = VENV_COMMAND.sub(lambda m: _command(m.group(1)), block.code)
         done = subprocess.run(
-            ["bash", "-e", "-o", "pipefail", "-c", script], cwd=work, capture_output=True, text=True, env=env
+            ["bash", "-e", "-o", "pipefail", "-c", script], cwd=work, capture_output=True, text=True, env=example_env
         )
         assert done.returncode == 0, f"{page}:{block.line}\n{block.code}\n{done.stderr[-4000:]}"
         ran += 1

@@ -6,11 +6,9 @@ import os
 import re
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
-from tests.cli_client import SOCKET
 from tests.cli_server import client_command
 from tests.workspace import ROOT, example_folder
 
@@ -52,20 +50,18 @@ def test_python_examples_run_in_order(monkeypatch, capsys, tmp_path):
 
 
 @pytest.mark.shared
-def test_cli_examples_run(tmp_path, cli_server):
+def test_cli_examples_run(tmp_path, example_env):
     """Every bash block after the set-up one, run as written (``pllscore`` forked from the run's warm server, as the
     docs' examples are: tests/test_cli_server.py checks it gives what a fresh process gives), in a fresh folder laid
     out as a checkout."""
     work = example_folder(tmp_path)
-    venv_bin = Path(sys.executable).parent
     ran = 0
     for block in _blocks("bash")[1:]:
         if ".venv/bin/pllscore" not in block:
             continue  # `make docs`: the site build is tests/test_docs.py's
         script = block.replace(".venv/bin/pllscore", client_command())
-        env = {**os.environ, "HF_HUB_OFFLINE": "1", "PATH": f"{venv_bin}:{os.environ['PATH']}", SOCKET: cli_server}
         done = subprocess.run(
-            ["bash", "-e", "-o", "pipefail", "-c", script], cwd=work, capture_output=True, text=True, env=env
+            ["bash", "-e", "-o", "pipefail", "-c", script], cwd=work, capture_output=True, text=True, env=example_env
         )
         assert done.returncode == 0, f"{block}\n{done.stderr}"
         ran += block.count(".venv/bin/pllscore")
