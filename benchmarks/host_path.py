@@ -195,6 +195,7 @@ def main() -> None:
     ap.add_argument("--n-masked", type=int, default=400, help="BLiMP sentences for tiny-bert-cased")
     ap.add_argument("--shapes", action="store_true", help="also run.py's bert-base and GPT-2-small, 2 threads")
     ap.add_argument("--only-shapes", action="store_true", help="run.py's models only")
+    ap.add_argument("--only", help="only the cases whose name contains this text (e.g. 'EventsAdapt 400')")
     ap.add_argument("--out", type=Path, help="also write the tables to this file")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     for hidden in ("--model", "--texts", "--metric"):
@@ -217,6 +218,7 @@ def main() -> None:
             ("GPT-2-small shape, EventsAdapt 400", "gpt2-small", "eventsadapt", 400, None, 2),
             ("GPT-2-small shape, Brown 100", "gpt2-small", "brown", 100, None, 2),
         ]
+    cases = [c for c in cases if args.only is None or args.only in c[0]]
     trees = {"new": args.new_src} if args.old_src is None else {"old": args.old_src, "new": args.new_src}
     lines = [f"CPU: {cpu_model()}; {args.rounds} rounds, the median of {args.repeats} calls each"]
     print(lines[0])
