@@ -15,6 +15,7 @@ __all__ = [
     "content_fingerprint",
     "file_sha256",
     "folder_fingerprint",
+    "local_name",
     "model_identity",
     "model_key",
     "model_record",
@@ -158,8 +159,7 @@ def model_identity(scorer: Any) -> dict[str, Any]:
         fingerprint = f"revision:{scorer.revision}"
     else:
         fingerprint = "weights:" + weights_fingerprint(scorer.model)
-    path = os.path.abspath(name) if os.path.exists(name) else name
-    return {"name": path, "revision": getattr(scorer, "revision", None), "fingerprint": fingerprint}
+    return {"name": local_name(name), "revision": getattr(scorer, "revision", None), "fingerprint": fingerprint}
 
 
 def model_key(scorer: Any) -> str:
@@ -192,5 +192,11 @@ def named_model_identity(name: str | os.PathLike[str], revision: str | None = No
             except (OSError, ValueError, KeyError):
                 revision = None
         fingerprint = f"revision:{revision}" if revision else f"name:{text}"
-    path = os.path.abspath(text) if os.path.exists(text) else text
-    return {"name": path, "revision": revision, "fingerprint": fingerprint}
+    return {"name": local_name(text), "revision": revision, "fingerprint": fingerprint}
+
+
+def local_name(name: str | os.PathLike[str]) -> str:
+    """A model's name as recorded and sent elsewhere: a local path made absolute (it means the same from any
+    folder), a Hub name as given."""
+    text = os.fspath(name)
+    return os.path.abspath(text) if os.path.exists(text) else text

@@ -21,7 +21,6 @@ the least recently used first, so a new actor never waits on kept ones. :func:`r
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -132,13 +131,12 @@ class ModelPool:
         # every kept actor _make_room ends below frees its CPUs and GPUs
         _KEPT[:] = [k for k in _KEPT if k.shape[:2] == session]
         mine = [k for k in _KEPT if k.shape == self._shape]
-        if fingerprint is None and (self.keep or mine):  # a kept actor's model is known by its files' content
-            from pllscore.io.provenance import named_model_identity
+        from pllscore.io.provenance import local_name, named_model_identity
 
+        if fingerprint is None and (self.keep or mine):  # a kept actor's model is known by its files' content
             fingerprint = named_model_identity(model.model, model.revision)["fingerprint"]
         # a local path as the driver sees it: a worker resolves a relative one in its own folder (Ray's, or a node's)
-        name = os.path.abspath(model.model) if os.path.exists(model.model) else model.model
-        self._wanted = _Wanted(name, tuple(sorted(load.items())), fingerprint)
+        self._wanted = _Wanted(local_name(model.model), tuple(sorted(load.items())), fingerprint)
         # those holding this model first, then the most recently used
         mine.sort(key=lambda k: (k.holds == self._wanted, _KEPT.index(k)), reverse=True)
         taken = mine[:n]
