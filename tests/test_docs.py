@@ -26,9 +26,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli_server import client_command
 from tests.ray_session import without_ray
-from tests.workspace import ROOT, example_folder
+from tests.workspace import ROOT, example_folder, run_example
 
 DOCS = ROOT / "docs"
 PAGES = sorted(p.relative_to(DOCS).as_posix() for p in DOCS.rglob("*.md") if "_hooks" not in p.parts)
@@ -37,15 +36,6 @@ FENCE = re.compile(
     r"^(?:<!-- docs-test: (?P<marker>[^\n]*?) -->\n)?```(?P<lang>[\w-]*)[^\n]*\n(?P<code>.*?)^```[ \t]*$",
     flags=re.S | re.M,
 )
-
-# `.venv/bin/pllscore` and `.venv/bin/python` as a reader in a checkout types them
-VENV_COMMAND = re.compile(r"(?<![\w/.])\.venv/bin/(pllscore|python)\b")
-
-
-def _command(name: str) -> str:
-    # pllscore through the warm fork server (tests/cli_server.py): each command its own process, without the
-    # torch import per command; tests/test_cli_server.py checks it gives what a fresh process gives
-    return client_command() if name == "pllscore" else sys.executable
 
 
 # what a page's examples must print (beside running without an error)
@@ -153,10 +143,7 @@ def test_bash_examples_run(page, tmp_path, example_env):
     for block in blocks(page, "bash"):
         if block.skip_reason():
             continue
-        script = VENV_COMMAND.sub(lambda m: _command(m.group(1)), block.code)
-        done = subprocess.run(
-            ["bash", "-e", "-o", "pipefail", "-c", script], cwd=work, capture_output=True, text=True, env=example_env
-        )
+        done = run_example(block.code, work, example_env)
         assert done.returncode == 0, f"{page}:{block.line}\n{block.code}\n{done.stderr[-4000:]}"
         ran += 1
     if not ran:

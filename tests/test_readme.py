@@ -9,8 +9,7 @@ import sys
 
 import pytest
 
-from tests.cli_server import client_command
-from tests.workspace import ROOT, example_folder
+from tests.workspace import ROOT, example_folder, run_example
 
 README = (ROOT / "README.md").read_text()
 
@@ -59,10 +58,7 @@ def test_cli_examples_run(tmp_path, example_env):
     for block in _blocks("bash")[1:]:
         if ".venv/bin/pllscore" not in block:
             continue  # `make docs`: the site build is tests/test_docs.py's
-        script = block.replace(".venv/bin/pllscore", client_command())
-        done = subprocess.run(
-            ["bash", "-e", "-o", "pipefail", "-c", script], cwd=work, capture_output=True, text=True, env=example_env
-        )
+        done = run_example(block, work, example_env)
         assert done.returncode == 0, f"{block}\n{done.stderr}"
         ran += block.count(".venv/bin/pllscore")
     assert ran >= 2
