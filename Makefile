@@ -36,7 +36,7 @@ demo: venv
 # the documentation site strictly and runs every example on its pages (tests/test_docs.py). The suite runs on
 # pytest-xdist workers, one per core (TEST_WORKERS=auto; 0 runs it in one process), each file's tests on one worker
 # and every Ray test on one (--dist loadscope with tests/conftest.py's scheduler), one torch thread per process:
-# on 2 cores about 8 min against 21 in one process, and a clean clone about 9 min in all (BENCHMARKS.md)
+# on 2 cores 8-9.5 min against 21 in one process, and a clean clone 9-11 min in all (BENCHMARKS.md)
 TEST_WORKERS ?= auto
 test: venv
 	$(BIN)/ruff check src tests benchmarks examples scripts
