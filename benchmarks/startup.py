@@ -328,7 +328,7 @@ def _tsv_scores(path: Path) -> list[float]:
 
     with open(path, encoding="utf-8", newline="") as f:
         rows = list(csv.DictReader(f, delimiter="\t"))
-    return [float(r["causal"]) for r in rows]
+    return [float(r["causal_logprob"]) for r in rows]
 
 
 def _llama_ok(llama_py: str, lines: list[str]) -> bool:

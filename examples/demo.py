@@ -35,7 +35,7 @@ def main() -> None:
 
     masked = mlm.score(SENTENCES, metric="all")
     causal = clm.score(SENTENCES)
-    table = pllscore.to_frame(masked).pivot(index="index", columns="metric", values="total")[list(pllscore.METRICS)]
+    table = pllscore.to_frame(masked).pivot(index="text_id", columns="metric", values="logprob")[list(pllscore.METRICS)]
     table["causal LL"] = [r.total for r in causal]
     table.insert(0, "sentence", SENTENCES)
     print("Sentence scores (sum of token log-probabilities, nats; higher = more likely)\n")
@@ -44,12 +44,12 @@ def main() -> None:
     # the paper's Figure 2 as text: per token, every metric side by side
     text = SENTENCES[0]
     tokens = pllscore.to_frame(masked, level="token")
-    tokens = tokens[tokens["index"] == 0].pivot(index="token", columns="metric", values="logprob")[
+    tokens = tokens[tokens["text_id"] == 0].pivot(index="token_id", columns="metric", values="logprob")[
         list(pllscore.METRICS)
     ]
     first = masked.for_metric("original")[0]
     tokens.insert(0, "word", [first.words[t.word].text for t in first.tokens])
-    tokens.insert(0, "piece", first.pieces)
+    tokens.insert(0, "token", first.pieces)
     print(f"\nPer-token log-probabilities for {text!r}:\n")
     print(tokens.round(2).to_string(index=False))
     print("\nThe four metrics, for token t of word w: what is masked when t is scored (pllscore.METRICS)")

@@ -67,9 +67,10 @@ def test_every_input_and_output_format_round_trips(shared_bert, inputs, in_fmt, 
     assert done.returncode == 0, done.stderr
     frame = read(out, out_fmt)
     api = shared_bert.score(TEXTS, metric="all")
-    assert frame["row"].tolist() == [0, 1, 2]
+    assert frame["text_id"].tolist() == [0, 1, 2]
     for metric in api.metrics:
-        assert frame[metric].tolist() == pytest.approx(api.for_metric(metric).totals.tolist(), abs=1e-9)
+        column = f"{metric.replace('-', '_')}_logprob"  # word-l2r: word_l2r_logprob
+        assert frame[column].tolist() == pytest.approx(api.for_metric(metric).totals.tolist(), abs=1e-9)
     if in_fmt != "txt":
         assert frame["id"].tolist() == ["a", "b", "c"] and frame["cond"].tolist() == ["x", "y", "x"]
     meta = json.loads((inputs / f"out.{out_fmt}.meta.json").read_text())
@@ -97,19 +98,20 @@ def test_several_metrics_equal_single_metric_runs(inputs, level):
             == 0
         )
         single = read(one, "tsv")
-        assert combined[metric].tolist() == pytest.approx(single[metric].tolist(), abs=1e-9)
+        column = f"{metric.replace('-', '_')}_logprob"
+        assert combined[column].tolist() == pytest.approx(single[column].tolist(), abs=1e-9)
     assert combined["id"].iloc[0] == "a"
 
 
 def test_word_and_token_levels_have_spans(inputs):
     done = run("score", str(inputs / "in.txt"), "-m", BERT, "--level", "token")
     tokens = pd.read_csv(io.StringIO(done.stdout), sep="\t")
-    first = tokens[tokens["row"] == 0]
+    first = tokens[tokens["text_id"] == 0]
     assert [TEXTS[0][s:e] for s, e in zip(first["start"], first["end"])][:3] == ["The", "travel", "er"]
     words = pd.read_csv(
         io.StringIO(run("score", str(inputs / "in.txt"), "-m", BERT, "--level", "word").stdout), sep="\t"
     )
-    assert words[words["row"] == 0]["word_text"].tolist() == ["The", "traveler", "lost", "the", "souvenir", "."]
+    assert words[words["text_id"] == 0]["word"].tolist() == ["The", "traveler", "lost", "the", "souvenir", "."]
 
 
 def test_stdin_text_option_bits_and_surprisal(shared_gpt2):
@@ -117,7 +119,7 @@ def test_stdin_text_option_bits_and_surprisal(shared_gpt2):
     assert done.returncode == 0, done.stderr
     frame = pd.read_csv(io.StringIO(done.stdout), sep="\t")
     # the value column says what it holds: surprisal, in bits
-    assert frame["row"].tolist() == [0, 1] and (frame["causal_surprisal_bits"] > 0).all()
+    assert frame["text_id"].tolist() == [0, 1] and (frame["causal_surprisal_bits"] > 0).all()
     assert "causal" not in frame.columns
     import math
 
@@ -133,7 +135,7 @@ def test_summary_reports_skipped_lines(tmp_path):
     done = run("score", str(tmp_path / "gaps.txt"), "-m", BERT, "--skip-empty", "-o", str(tmp_path / "o.csv"))
     assert done.returncode == 0
     assert "skipped 2 empty" in done.stderr and "scored 2 of 2" in done.stderr
-    assert read(tmp_path / "o.csv", "csv")["row"].tolist() == [0, 3]
+    assert read(tmp_path / "o.csv", "csv")["text_id"].tolist() == [0, 3]
 
 
 def test_explain_prints_grouped_table_and_draws(tmp_path):
@@ -141,7 +143,7 @@ def test_explain_prints_grouped_table_and_draws(tmp_path):
     done = run("explain", TEXTS[0], TEXTS[2], "-m", BERT, "-c", GPT2, "--plot", str(fig))
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
-    assert lines[2].split() == ["word", "piece", "original", "word-l2r", "whole-word", "sentence-l2r", "causal"]
+    assert lines[2].split() == ["word", "token", "original", "word-l2r", "whole-word", "sentence-l2r", "causal"]
     assert any(line.startswith("souvenir") for line in lines) and any("= word" in line for line in lines)
     assert sum(line.startswith("sentence") for line in lines) == 2
     assert fig.read_text().lstrip().startswith("<?xml") and "<svg" in fig.read_text()

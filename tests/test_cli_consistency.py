@@ -137,7 +137,9 @@ def test_jsonl_to_stdout_keeps_every_digit(files):
     assert done.returncode == 0, done.stderr
     want = pd.read_csv(pd.io.common.StringIO(run("score", str(files / "in.txt"), "-m", GPT2, "-q").stdout), sep="\t",
                        float_precision="round_trip")  # fmt: skip
-    assert _bits(json.loads(line)["causal"] for line in done.stdout.splitlines()) == _bits(want["causal"])
+    assert _bits(json.loads(line)["causal_logprob"] for line in done.stdout.splitlines()) == _bits(
+        want["causal_logprob"]
+    )
 
 
 def test_jsonl_writes_missing_and_infinite_as_null_and_python_values():

@@ -32,7 +32,7 @@ def test_cli_context_equals_the_library(shared_gpt2, tmp_path):
     assert done.returncode == 0, done.stderr
     got = pd.read_csv(out, sep="\t")
     want = shared_gpt2.score(TEXTS[:2], context="The cat")
-    np.testing.assert_allclose(got["causal"], [r.total for r in want], rtol=1e-6)
+    np.testing.assert_allclose(got["causal_logprob"], [r.total for r in want], rtol=1e-6)
     assert json.loads((tmp_path / "o.tsv.meta.json").read_text())["context"] == "The cat"
 
 
@@ -43,7 +43,7 @@ def test_context_column_per_row(shared_bert, shared_gpt2, table, tmp_path, model
     score_file(table, out, model=scorer, context_column="before", progress=False)
     got = pd.read_csv(out, sep="\t", keep_default_na=False)
     want = scorer.score(TEXTS, context=CONTEXTS)
-    column = "causal" if scorer.kind == "causal" else "word-l2r"
+    column = "causal_logprob" if scorer.kind == "causal" else "word_l2r_logprob"
     np.testing.assert_allclose(got[column], [r.total for r in want], rtol=1e-6)
     assert got[column][1] == pytest.approx(scorer.score(TEXTS[1])[0].total, rel=1e-6)  # empty: plain scoring
     assert list(got["before"]) == CONTEXTS
@@ -53,7 +53,7 @@ def test_word_level_with_context_refers_to_the_text(shared_bert, tmp_path):
     out = tmp_path / "w.tsv"
     score_file(TEXTS[:1], out, model=shared_bert, context="The cat", level="word", progress=False)
     got = pd.read_csv(out, sep="\t")
-    assert list(got["word_text"]) == ["sat", "on", "the", "mat", "."] and list(got["start"]) == [0, 4, 7, 11, 14]
+    assert list(got["word"]) == ["sat", "on", "the", "mat", "."] and list(got["start"]) == [0, 4, 7, 11, 14]
 
 
 def test_resume_refuses_another_context(shared_bert, table, tmp_path):

@@ -131,7 +131,7 @@ def test_blimp_records_the_convention_and_refuses_another(tmp_path, shared_gpt2)
     out = tmp_path / "out"
     res = run_blimp([shared_gpt2], data=data, output=out, convention="lm-eval")
     good = shared_gpt2.score([r["sentence_good"] for r in rows], convention="lm-eval").totals
-    np.testing.assert_allclose(res.pairs["good_score"], good, atol=1e-4)  # batches differ in shape
+    np.testing.assert_allclose(res.pairs["good_logprob"], good, atol=1e-4)  # batches differ in shape
     meta = json.loads((out / "meta.json").read_text())
     assert meta["settings"]["text_convention"] == "lm-eval"
     assert meta["runs"][0]["settings"]["text"]["convention"] == "lm-eval"
@@ -149,7 +149,7 @@ def test_score_file_records_the_convention_and_resume_refuses_another(tmp_path, 
     src.write_text("\n".join(SENTENCES[:3]) + "\n")
     score_file(src, out, model=shared_gpt2, convention="lm-eval", progress=False)
     want = shared_gpt2.score(SENTENCES[:3], convention="lm-eval").totals
-    np.testing.assert_allclose(pd.read_csv(out)["causal"], want, atol=1e-4)
+    np.testing.assert_allclose(pd.read_csv(out)["causal_logprob"], want, atol=1e-4)
     with pytest.raises(InputError, match="convention=.lm-eval., this run has convention=.paper."):
         score_file(src, out, model=shared_gpt2, resume=True, progress=False)
     with pytest.raises(InputError, match="unknown convention"):

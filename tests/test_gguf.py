@@ -292,7 +292,7 @@ def test_the_cli_scores_with_a_gguf_model(tiny, tiny_scorer, tmp_path):
     code, _, err = _cli("score", str(tmp_path / "in.txt"), "-m", str(tiny[0]), "-o", str(out), "-q")
     assert code == 0, err
     frame = pd.read_csv(out, sep="\t")
-    assert frame["causal"].tolist() == pytest.approx(tiny_scorer.score(SENTENCES).totals.tolist(), abs=1e-9)
+    assert frame["causal_logprob"].tolist() == pytest.approx(tiny_scorer.score(SENTENCES).totals.tolist(), abs=1e-9)
     meta = json.loads((tmp_path / "out.tsv.meta.json").read_text())
     digest = hashlib.sha256(tiny[0].read_bytes()).hexdigest()
     assert meta["model_file"] == {"name": tiny[0].name, "sha256": digest}

@@ -77,17 +77,18 @@ def test_nothing_scored_is_nan(table):
 def test_to_frame_and_wide_frame_columns(table):
     res = Results((_result("original"), _result("word-l2r", logprobs=(-2.0, -1.0, -1.0, -1.0))))
     frame = to_frame(res, norm=["sum", "mean", "slor", "per-char", "norm-lp"], unigram=table)
-    assert list(frame.columns) == ["index", "text", "metric", "model", "total", "mean", "slor", "per-char",
-                                   "norm-lp", "n_tokens", "n_words", "unit"]  # fmt: skip
-    assert frame["slor"].iloc[0] == pytest.approx((-3.5 - U) / 3)
+    assert list(frame.columns) == ["text_id", "text", "metric", "model", "logprob", "logprob_mean", "logprob_slor",
+                                   "logprob_per_char", "logprob_norm_lp", "n_tokens", "n_words", "unit"]  # fmt: skip
+    assert frame["logprob_slor"].iloc[0] == pytest.approx((-3.5 - U) / 3)
     u2 = U + math.log(3 / 15)  # sat is scored in the second
-    assert frame["slor"].iloc[1] == pytest.approx((-5.0 - u2) / 4)
+    assert frame["logprob_slor"].iloc[1] == pytest.approx((-5.0 - u2) / 4)
     wide = to_wide_frame(res, norm=["mean", "slor"], unigram=load_unigram(table))
-    assert list(wide.columns) == ["index", "n_tokens", "n_words", "original", "original_mean", "original_slor",
-                                  "word-l2r", "word-l2r_mean", "word-l2r_slor"]  # fmt: skip
-    assert wide["word-l2r_slor"].iloc[0] == pytest.approx((-5.0 - u2) / 4)
+    assert list(wide.columns) == ["text_id", "n_tokens", "n_words", "original_logprob", "original_logprob_mean",
+                                  "original_logprob_slor", "word_l2r_logprob", "word_l2r_logprob_mean",
+                                  "word_l2r_logprob_slor"]  # fmt: skip
+    assert wide["word_l2r_logprob_slor"].iloc[0] == pytest.approx((-5.0 - u2) / 4)
     assert list(to_wide_frame(res).columns) == list(to_wide_frame(res, norm="sum").columns)  # default unchanged
-    assert res.to_frame(norm="per-char")["per-char"].iloc[0] == pytest.approx(-3.5 / 11)
+    assert res.to_frame(norm="per-char")["logprob_per_char"].iloc[0] == pytest.approx(-3.5 / 11)
 
 
 def test_norm_mistakes_are_one_line(table):
@@ -152,12 +153,12 @@ def test_wordfreq_is_word_level():
 def test_wide_columns_say_what_they_hold():
     """Log-probabilities in nats keep the metric's plain name; surprisal and other bases say so in the name."""
     res = Results((_result("causal"),))
-    assert list(to_wide_frame(res).columns)[3:] == ["causal", "causal_mean"]
+    assert list(to_wide_frame(res).columns)[3:] == ["causal_logprob", "causal_logprob_mean"]
     bits = to_wide_frame(res, base=2, surprisal=True, norm="per-char")
     assert list(bits.columns)[3:] == ["causal_surprisal_bits", "causal_surprisal_bits_mean",
-                                      "causal_surprisal_bits_per-char"]  # fmt: skip
+                                      "causal_surprisal_bits_per_char"]  # fmt: skip
     assert bits["causal_surprisal_bits"].iloc[0] == pytest.approx(3.5 / math.log(2))  # -(-3.5 nats) in bits
     assert list(to_wide_frame(res, surprisal=True).columns)[3:5] == ["causal_surprisal", "causal_surprisal_mean"]
-    assert list(to_wide_frame(res, base=2).columns)[3] == "causal_bits"
-    assert list(to_wide_frame(res, base=10, level="token").columns)[-1] == "causal_log10"
+    assert list(to_wide_frame(res, base=2).columns)[3] == "causal_logprob_bits"
+    assert list(to_wide_frame(res, base=10, level="token").columns)[-1] == "causal_logprob_log10"
     assert list(to_wide_frame(res, base=2, surprisal=True, level="word").columns)[-1] == "causal_surprisal_bits"

@@ -33,14 +33,22 @@ def test_score_norm_mean_and_slor_from_a_corpus(tmp_path, corpus):
     done = run(*args, "--unigram-corpus", str(corpus), "-o", str(out), "--quiet")
     assert done.returncode == 0, done.stderr
     frame = pd.read_csv(out, sep="\t")
-    assert list(frame.columns) == ["row", "text", "n_tokens", "n_words", "causal", "causal_mean", "causal_slor"]
+    assert list(frame.columns) == [
+        "text_id",
+        "text",
+        "n_tokens",
+        "n_words",
+        "causal_logprob",
+        "causal_logprob_mean",
+        "causal_logprob_slor",
+    ]
     clm = pllscore.load(GPT2)
     counts = count_corpus(corpus, clm.tokenizer)
     total, types = sum(counts.values()), len(counts)
     for i, r in enumerate(clm.score(TEXTS)):
         u = sum(math.log((counts.get(p, 0) + 1) / (total + types + 1)) for p in r.pieces)  # add-one, by hand
-        assert frame["causal_slor"][i] == pytest.approx((r.total - u) / r.n_scored, abs=1e-6)
-        assert frame["causal_mean"][i] == pytest.approx(r.total / r.n_tokens, abs=1e-6)
+        assert frame["causal_logprob_slor"][i] == pytest.approx((r.total - u) / r.n_scored, abs=1e-6)
+        assert frame["causal_logprob_mean"][i] == pytest.approx(r.total / r.n_tokens, abs=1e-6)
     meta = json.loads((tmp_path / "out.tsv.meta.json").read_text())
     assert meta["norm"] == ["slor"] and meta["unigram"]["level"] == "token"
 
@@ -52,9 +60,9 @@ def test_score_norm_per_metric_columns_and_wordfreq(tmp_path):
     done = run("score", "--text", TEXTS[0], "--model", BERT, *metrics, *norms, "-o", str(out), "--quiet")
     assert done.returncode == 0, done.stderr
     frame = pd.read_csv(out)
-    for m in ("original", "word-l2r"):
-        assert frame[f"{m}_per-char"][0] == pytest.approx(frame[m][0] / len(TEXTS[0]))
-        assert frame[f"{m}_norm-lp"][0] < 0
+    for m in ("original_logprob", "word_l2r_logprob"):
+        assert frame[f"{m}_per_char"][0] == pytest.approx(frame[m][0] / len(TEXTS[0]))
+        assert frame[f"{m}_norm_lp"][0] < 0
 
 
 @pytest.mark.parametrize(
@@ -85,7 +93,7 @@ def test_blimp_one_accuracy_column_per_norm(tmp_path, corpus):
     assert {"accuracy", "accuracy_mean", "accuracy_slor"} <= set(paradigms.columns)
     assert summary["Overall_slor"][0] == pytest.approx(round(100 * paradigms["accuracy_slor"].mean(), 1))
     pairs = pd.read_parquet(out / "pairs.parquet")
-    assert ((pairs["good_mean"] > pairs["bad_mean"]) == pairs["correct_mean"]).all()
+    assert ((pairs["good_logprob_mean"] > pairs["bad_logprob_mean"]) == pairs["correct_mean"]).all()
     again = run(*args)  # the folder was made with other norms: refused, not mixed
     assert again.returncode == 1 and "norms" in again.stderr
 

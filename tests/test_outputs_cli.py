@@ -36,8 +36,8 @@ def test_masked_word_level_entropy_is_the_first_tokens(shared_bert, tmp_path):
     got = pd.read_csv(out, sep="\t")
     r = shared_bert.score("The hooligan wrecked it.", outputs=("entropy",))[0]
     first = [list(r.word_index).index(w) for w in range(r.n_words)]
-    np.testing.assert_allclose(got["word-l2r_entropy"], r.entropy[first], rtol=1e-6)
-    assert "word-l2r_rank" not in got.columns
+    np.testing.assert_allclose(got["word_l2r_entropy"], r.entropy[first], rtol=1e-6)
+    assert "word_l2r_rank" not in got.columns
 
 
 def test_cli_word_prob_bow(shared_gpt2, tmp_path):
@@ -46,8 +46,8 @@ def test_cli_word_prob_bow(shared_gpt2, tmp_path):
     assert done.returncode == 0, done.stderr
     got = pd.read_csv(out, sep="\t")
     want = shared_gpt2.score(TEXTS[0], word_prob="bow")[0].word_scores
-    np.testing.assert_allclose(got["causal"], want, rtol=1e-6)
-    assert not np.allclose(got["causal"], shared_gpt2.score(TEXTS[0])[0].word_scores)
+    np.testing.assert_allclose(got["causal_logprob"], want, rtol=1e-6)
+    assert not np.allclose(got["causal_logprob"], shared_gpt2.score(TEXTS[0])[0].word_scores)
     assert json.loads((tmp_path / "w.tsv.meta.json").read_text())["word_prob"] == "bow"
 
 

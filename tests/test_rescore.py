@@ -45,7 +45,7 @@ HAND = pd.DataFrame(
             "birds sing",
         ],
         "score": [-1.0, -1.5, -3.0, 0.0, -0.5, 0.0, -0.2],
-        "lm": [-20.0, -18.0, -30.0, -15.0, -12.0, -10.0, -8.0],
+        "lm_logprob": [-20.0, -18.0, -30.0, -15.0, -12.0, -10.0, -8.0],
         "n_tokens": [5, 6, 6, 4, 3, 2, 2],
         "ref": ["the cat sat on the mat"] * 3 + ["a dog barked"] * 2 + ["birds sing"] * 2,
     }
@@ -57,7 +57,7 @@ DEV = HAND[HAND["split"] == "dev"].reset_index(drop=True)
 
 
 def test_combined_score_is_first_pass_plus_weighted_lm_and_length():
-    frame = pd.DataFrame({"utt_id": ["a", "a"], "score": [1.5, -2.0], "lm": [-4.0, -1.0], "n_tokens": [3, 1]})
+    frame = pd.DataFrame({"utt_id": ["a", "a"], "score": [1.5, -2.0], "lm_logprob": [-4.0, -1.0], "n_tokens": [3, 1]})
     out = combine(frame, 0.5, 0.25)
     assert out["combined"].tolist() == [1.5 - 2.0 + 0.75, -2.0 - 0.5 + 0.25]
     assert "combined" not in frame.columns  # a copy: the input is left alone
@@ -142,7 +142,7 @@ def test_tuning_on_dev_is_applied_to_test():
         frame, lam=0.0, beta=5.0, tune_on_dev=True, lambda_grid=[0, 0.1, 1], beta_grid=[0, 1], split_column="split"
     )
     assert (tuning.lam, tuning.beta) == (1.0, 0.0)
-    assert out["combined"].tolist() == (out["score"] + out["lm"]).tolist()
+    assert out["combined"].tolist() == (out["score"] + out["lm_logprob"]).tolist()
     assert out["chosen"].tolist() == [False, True, False, False, True, False, True]
     assert scores["dev"] == {"n_utterances": 2, "before": pytest.approx(2 / 9), "after": 0.0, "oracle": 0.0}
     assert scores["test"] == {"n_utterances": 1, "before": 0.5, "after": 0.0, "oracle": 0.0}
@@ -163,7 +163,7 @@ def test_grids():
 
 
 def _table(**changes):
-    frame = HAND.drop(columns=["lm", "n_tokens"]).copy()
+    frame = HAND.drop(columns=["lm_logprob", "n_tokens"]).copy()
     for col, value in changes.items():
         frame[col] = value
     return frame
@@ -176,7 +176,7 @@ def _table(**changes):
          "name the column with --text-column"),
         (_table(), {"score_column": "asr"}, "has no column 'asr'.*--score-column"),
         (_table(), {"ref_column": "reference"}, "has no column 'reference'.*--ref-column"),
-        (_table(lm=1.0), {}, "already has a column 'lm', which rescoring writes; rename that column"),
+        (_table(lm_logprob=1.0), {}, "already has a column 'lm_logprob', which rescoring writes; rename that column"),
         (_table().iloc[:0], {}, "has no rows"),
         (_table(hyp=["x", "y", "z", "", " ", "u", "v"]), {},
          r"utterance 'u2' in .* has no hypotheses \(its 'hyp' cells are empty\); give it at least one"),
@@ -276,9 +276,9 @@ def nbest(tmp_path):
 
 def _check_scored(out: pd.DataFrame, scorer, metric=None, lam=1.0, beta=0.0):
     res = scorer.score(out["hyp"].tolist(), **({} if metric is None else {"metric": metric}))
-    assert np.allclose(out["lm"], res.totals, atol=1e-5, rtol=0)
+    assert np.allclose(out["lm_logprob"], res.totals, atol=1e-5, rtol=0)
     assert out["n_tokens"].tolist() == [r.n_scored for r in res]
-    assert np.allclose(out["combined"], out["score"] + lam * out["lm"] + beta * out["n_tokens"], atol=1e-9)
+    assert np.allclose(out["combined"], out["score"] + lam * out["lm_logprob"] + beta * out["n_tokens"], atol=1e-9)
     assert out.groupby("utt_id")["chosen"].sum().tolist() == [1, 1, 1]
     best = out.groupby("utt_id")["combined"].transform("max")
     assert (out.loc[out["chosen"], "combined"] == best[out["chosen"]]).all()
@@ -291,7 +291,7 @@ def test_causal_end_to_end_with_tuning(shared_gpt2, nbest, tmp_path):
                "-o", str(out), "--quiet")  # fmt: skip
     assert done.returncode == 0, done.stderr
     frame = pd.read_csv(out)
-    assert list(frame.columns) == [*NBEST.columns, "lm", "n_tokens", "combined", "chosen"]
+    assert list(frame.columns) == [*NBEST.columns, "lm_logprob", "n_tokens", "combined", "chosen"]
     assert (tmp_path / "out.csv.lm.parquet").exists() and (tmp_path / "out.csv.meta.json").exists()
     assert len(pd.read_parquet(tmp_path / "out.csv.lm.parquet")) == 7  # distinct texts
     result = rescore(nbest, model=shared_gpt2, tune_on_dev=True, lambda_grid="0:1:0.5", beta_grid="-1,0,1")
@@ -386,7 +386,9 @@ def test_a_hypothesis_with_nothing_scored_is_never_preferred(tmp_path, to_file):
     nbest = pd.DataFrame({"utt_id": ["a", "a", "b"], "hyp": ["The", "The cat sat.", "A"], "score": [5.0, 0.0, 0.0]})
     output = tmp_path / "out.tsv" if to_file else None
     frame, summary = rescore(nbest, output, model=clm, lam=1.0, beta=0.0, progress=False)
-    assert np.isnan(frame["lm"][0]) and frame["n_tokens"].tolist()[0] == 0 and np.isfinite(frame["lm"][1])
+    assert (
+        np.isnan(frame["lm_logprob"][0]) and frame["n_tokens"].tolist()[0] == 0 and np.isfinite(frame["lm_logprob"][1])
+    )
     assert frame["n_tokens"][1] == len(clm.tokenizer("The cat sat.")["input_ids"]) - 1
     assert frame["chosen"].tolist() == [False, True, True]  # a NaN loses; alone, it is still chosen
     if to_file:

@@ -55,11 +55,11 @@ def test_views_bits_and_surprisal():
 def test_to_frame_levels_and_units():
     res = Results((_result("original", 0), _result("word-l2r", 0)))
     sent = to_frame(res)
-    assert list(sent["metric"]) == ["original", "word-l2r"] and list(sent["total"]) == [-3.5, -3.5]
+    assert list(sent["metric"]) == ["original", "word-l2r"] and list(sent["logprob"]) == [-3.5, -3.5]
     words = to_frame(res, level="word", surprisal=True)
     assert "surprisal" in words.columns and len(words) == 6
     tokens = res.to_frame("token")
-    assert list(tokens.columns)[:4] == ["index", "metric", "token", "piece"] and len(tokens) == 8
+    assert list(tokens.columns)[:4] == ["text_id", "metric", "token_id", "token"] and len(tokens) == 8
     assert tokens["scored"].tolist().count(False) == 2
     with pytest.raises(InputError, match="unknown level"):
         to_frame(res, level="paragraph")
@@ -89,4 +89,4 @@ def test_nothing_scored_totals_nan_not_zero():
         _result().span(20, 30)  # refused, as spans= refuses it
     assert np.isnan(Results((none, _result())).totals).tolist() == [True, False]
     assert json.loads(json.dumps(none.to_dict(), allow_nan=False))["total"] is None
-    assert math.isnan(to_frame(Results((none,)))["total"][0])
+    assert math.isnan(to_frame(Results((none,)))["logprob"][0])

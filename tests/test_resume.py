@@ -56,7 +56,7 @@ def test_ctrl_c_then_resume_equals_uninterrupted(shared_bert, corpus, tmp_path, 
     assert meta["status"] == "interrupted" and meta["rows_done"] == 8
     assert not part.exists()  # the output appears only when whole; the finished chunks are parts
     partial = _read_parts(tmp_path / f"part.{fmt}.parts", fmt)  # readable, exactly the finished chunks
-    assert sorted(set(partial["row"])) == list(range(8))
+    assert sorted(set(partial["text_id"])) == list(range(8))
 
     summary = score_file(corpus, part, resume=True, **opts)
     assert summary.resumed_from == 8 and summary.scored == 10

@@ -86,7 +86,7 @@ def test_words_spans_views_and_outputs(family):
     hit = np.array([a < 7 and b > 4 for a, b in span.offsets])
     np.testing.assert_allclose(span.logprobs[hit], r.logprobs[hit], atol=1e-6)
     frame = scorer.score([text], context="A dog ran.").to_frame(level="token")
-    assert frame["special"].sum() >= 1 and (frame.loc[frame["special"], "word"] == -1).all()
+    assert frame["special"].sum() >= 1 and (frame.loc[frame["special"], "word_id"] == -1).all()
     words = scorer.score([text]).to_frame(level="word")
     assert list(words["n_tokens"]) == [w.n_tokens for w in scorer.score(text)[0].words]
 

@@ -75,7 +75,7 @@ def test_cli_score_with_a_context_column_equals_the_scorer(family, table, tmp_pa
     assert done.returncode == 0, done.stderr
     frame = pd.read_csv(out, keep_default_na=False)
     ref = Seq2SeqScorer(model, tok).score(TEXTS, context=SOURCES)
-    np.testing.assert_allclose(frame["seq2seq"], ref.totals, rtol=0, atol=1e-9)
+    np.testing.assert_allclose(frame["seq2seq_logprob"], ref.totals, rtol=0, atol=1e-9)
     assert frame["n_tokens"].tolist() == [r.n_scored for r in ref]
     meta = json.loads((tmp_path / "out.csv.meta.json").read_text())  # provenance: the kind, eos, the metric
     assert (meta["kind"], meta["eos"], meta["metrics"], meta["context_column"]) == ("seq2seq", True, ["seq2seq"], "src")
@@ -89,7 +89,9 @@ def test_cli_score_with_one_context_no_eos_at_token_level(family, tmp_path):
     assert done.returncode == 0, done.stderr
     frame = pd.read_parquet(out)
     ref = Seq2SeqScorer(model, tok, eos=False).score(TEXTS, context="Hallo Welt.")
-    np.testing.assert_allclose(frame["seq2seq"], np.concatenate([r.token_scores for r in ref]), rtol=0, atol=1e-9)
+    np.testing.assert_allclose(
+        frame["seq2seq_logprob"], np.concatenate([r.token_scores for r in ref]), rtol=0, atol=1e-9
+    )
     assert "special" not in frame.columns  # eos=False: no special token is scored
     meta = json.loads((tmp_path / "tok.parquet.meta.json").read_text())
     assert meta["eos"] is False and meta["context"] == "Hallo Welt."
@@ -154,8 +156,8 @@ def test_pairs_cli_scores_each_sentence_with_the_empty_source_or_the_context(fam
         assert done.returncode == 0, done.stderr
         scored = pd.read_parquet(out / "pairs.parquet")
         assert scored["metric"].unique().tolist() == ["seq2seq"]
-        np.testing.assert_allclose(scored["good_score"], both[: len(GOOD)], rtol=0, atol=1e-9)
-        np.testing.assert_allclose(scored["bad_score"], both[len(GOOD) :], rtol=0, atol=1e-9)
+        np.testing.assert_allclose(scored["good_logprob"], both[: len(GOOD)], rtol=0, atol=1e-9)
+        np.testing.assert_allclose(scored["bad_logprob"], both[len(GOOD) :], rtol=0, atol=1e-9)
         meta = json.loads((out / "meta.json").read_text())
         assert meta["runs"][0]["models"][0]["kind"] == "seq2seq" and meta["runs"][0]["models"][0]["eos"] is True
         assert meta["settings"].get("context") == context
@@ -172,8 +174,8 @@ def test_blimp_with_no_eos_equals_the_scorer(family, tmp_path):
     scorer = Seq2SeqScorer(model, tok, eos=False)
     result = run_blimp([scorer], data=tmp_path, output=tmp_path / "out")
     both = _as_scored(scorer, GOOD + BAD)
-    np.testing.assert_allclose(result.pairs["good_score"], both[: len(GOOD)], rtol=0, atol=1e-9)
-    np.testing.assert_allclose(result.pairs["bad_score"], both[len(GOOD) :], rtol=0, atol=1e-9)
+    np.testing.assert_allclose(result.pairs["good_logprob"], both[: len(GOOD)], rtol=0, atol=1e-9)
+    np.testing.assert_allclose(result.pairs["bad_logprob"], both[len(GOOD) :], rtol=0, atol=1e-9)
     assert json.loads((tmp_path / "out" / "meta.json").read_text())["runs"][0]["models"][0]["eos"] is False
 
 
@@ -206,9 +208,11 @@ def test_rescore_scores_each_hypothesis_given_its_source(family, tmp_path):
     assert done.returncode == 0, done.stderr
     frame = pd.read_csv(out)
     hyps, srcs = NBEST["hyp"].tolist(), NBEST["src"].tolist()
-    np.testing.assert_allclose(frame["lm"], _as_scored(Seq2SeqScorer(model, tok), hyps, srcs), rtol=0, atol=1e-9)
+    np.testing.assert_allclose(
+        frame["lm_logprob"], _as_scored(Seq2SeqScorer(model, tok), hyps, srcs), rtol=0, atol=1e-9
+    )
     ref = Seq2SeqScorer(model, tok).score(hyps, context=srcs)
-    np.testing.assert_allclose(frame["lm"], ref.totals, rtol=0, atol=1e-5)  # batched otherwise: 1e-5
+    np.testing.assert_allclose(frame["lm_logprob"], ref.totals, rtol=0, atol=1e-5)  # batched otherwise: 1e-5
     assert frame["n_tokens"].tolist() == [r.n_scored for r in ref]
     assert frame.groupby("utt_id")["chosen"].sum().tolist() == [1, 1, 1]
     lm_meta = json.loads((tmp_path / "out.csv.lm.parquet.meta.json").read_text())
@@ -216,9 +220,11 @@ def test_rescore_scores_each_hypothesis_given_its_source(family, tmp_path):
     # the same text under another source is another score; without the column, the empty source
     result = rescore(NBEST, model=Seq2SeqScorer(model, tok, eos=False), source_column="src")
     no_eos = _as_scored(Seq2SeqScorer(model, tok, eos=False), hyps, srcs)
-    np.testing.assert_allclose(result.frame["lm"], no_eos, rtol=0, atol=1e-9)
+    np.testing.assert_allclose(result.frame["lm_logprob"], no_eos, rtol=0, atol=1e-9)
     plain = rescore(NBEST, model=Seq2SeqScorer(model, tok))
-    np.testing.assert_allclose(plain.frame["lm"], _as_scored(Seq2SeqScorer(model, tok), hyps), rtol=0, atol=1e-9)
+    np.testing.assert_allclose(
+        plain.frame["lm_logprob"], _as_scored(Seq2SeqScorer(model, tok), hyps), rtol=0, atol=1e-9
+    )
 
 
 def test_rescore_source_column_errors_are_one_line(folders, tmp_path):
@@ -325,8 +331,8 @@ def test_ray_engine_equals_the_local_engine(folders, table, tmp_path, ray_cluste
     opts = dict(model=path, context_column="src", eos=False, device="cpu")
     summary = score_dataset(folder, tmp_path / "out", workers=1, block_rows=3, **opts)  # on the run's local Ray
     assert summary.rows == 4 and summary.blocks == 2
-    got = pd.read_parquet(tmp_path / "out").sort_values("row")
+    got = pd.read_parquet(tmp_path / "out").sort_values("text_id")
     ref = Seq2SeqScorer(model, tok, eos=False).score(TEXTS, context=SOURCES)
-    np.testing.assert_allclose(got["seq2seq"], ref.totals, rtol=0, atol=1e-5)  # other batches: 1e-5
+    np.testing.assert_allclose(got["seq2seq_logprob"], ref.totals, rtol=0, atol=1e-5)  # other batches: 1e-5
     meta = json.loads((tmp_path / "out" / "_meta.json").read_text())
     assert (meta["kind"], meta["eos"], meta["metrics"]) == ("seq2seq", False, ["seq2seq"])

@@ -21,7 +21,7 @@ def _score(*extra: str) -> pd.Series:
     args = [a for t in texts for a in ("--text", t)]
     done = run("score", *args, "-m", GPT2, "-q", *extra)
     assert done.returncode == 0, done.stderr
-    return pd.read_csv(io.StringIO(done.stdout), sep="\t")["causal"]
+    return pd.read_csv(io.StringIO(done.stdout), sep="\t")["causal_logprob"]
 
 
 def test_no_share_prefixes_gives_the_same_scores(shared_gpt2):

@@ -32,9 +32,9 @@ def test_cli_whitespace_words_at_word_level_equal_the_library(shared_gpt2, tmp_p
                "--level", "word", "-o", str(out))  # fmt: skip
     assert done.returncode == 0, done.stderr
     got = pd.read_csv(out, sep="\t")
-    assert list(got["word_text"]) == TEXTS[0].split() + TEXTS[1].split()
+    assert list(got["word"]) == TEXTS[0].split() + TEXTS[1].split()
     want = shared_gpt2.score(TEXTS, words="whitespace")
-    np.testing.assert_allclose(got["causal"], np.concatenate([r.word_scores for r in want]), rtol=1e-6)
+    np.testing.assert_allclose(got["causal_logprob"], np.concatenate([r.word_scores for r in want]), rtol=1e-6)
     assert json.loads((tmp_path / "w.tsv.meta.json").read_text())["words"] == "whitespace"
 
 
@@ -44,11 +44,11 @@ def test_words_column_and_mask_by_words(shared_bert, table, tmp_path):
                "--metric", "whole-word", "--level", "word", "--id-column", "id", "-o", str(out))  # fmt: skip
     assert done.returncode == 0, done.stderr
     got = pd.read_csv(out, sep="\t")
-    assert list(got["word_text"]) == WORDS[0] + WORDS[1]
+    assert list(got["word"]) == WORDS[0] + WORDS[1]
     want = shared_bert.score(TEXTS, words=WORDS, mask_by="words", metric="whole-word")
-    np.testing.assert_allclose(got["whole-word"], np.concatenate([r.word_scores for r in want]), rtol=1e-6)
+    np.testing.assert_allclose(got["whole_word_logprob"], np.concatenate([r.word_scores for r in want]), rtol=1e-6)
     plain = shared_bert.score(TEXTS, words=WORDS, metric="whole-word")  # masks by the tokenizer's words
-    assert not np.allclose(got["whole-word"], np.concatenate([r.word_scores for r in plain]))
+    assert not np.allclose(got["whole_word_logprob"], np.concatenate([r.word_scores for r in plain]))
     meta = json.loads((tmp_path / "w.tsv.meta.json").read_text())
     assert (meta["words_column"], meta["word_sep"], meta["mask_by"]) == ("words", " ", "words")
 
@@ -60,7 +60,7 @@ def test_words_column_with_another_separator_and_list_cells(shared_gpt2, tmp_pat
     out = tmp_path / "w.tsv"
     score_file(path, out, model=shared_gpt2, words_column="seg", word_sep="-", level="word", progress=False)
     got = pd.read_csv(out, sep="\t")
-    assert list(got["word_text"]) == ["the", "cat", "sat"] and list(got["start"]) == [0, 4, 8]
+    assert list(got["word"]) == ["the", "cat", "sat"] and list(got["start"]) == [0, 4, 8]
 
 
 def test_resume_refuses_other_words(shared_bert, table, tmp_path):

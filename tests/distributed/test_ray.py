@@ -53,7 +53,7 @@ def _local(inputs, tmp_path, **opts):
 def _same(got, local):
     """Same columns, rows, carried cells (as the exact strings) and scores (to 1e-5)."""
     assert list(got.columns) == list(local.columns)
-    assert got["row"].tolist() == local["row"].tolist()
+    assert got["text_id"].tolist() == local["text_id"].tolist()
     for c in local.columns:
         if local[c].dtype.kind == "f":
             # the engines batch differently; the README promises batch invariance to 1e-5
@@ -69,7 +69,7 @@ def test_ray_equals_local_row_for_row(inputs, tmp_path, level):
     summary = score_dataset(inputs, tmp_path / "out", block_rows=5, workers=2, **opts)
     assert summary.rows == 21 and summary.blocks == 3 + 2 and summary.retried_blocks == 0
     _same(pd.read_parquet(tmp_path / "out"), local)
-    assert sorted(set(local["row"])) == list(range(21))
+    assert sorted(set(local["text_id"])) == list(range(21))
     import pyarrow.parquet as pq
 
     meta = pq.read_schema(tmp_path / "out" / "part-000000.parquet").metadata[b"pllscore"]
@@ -128,7 +128,7 @@ def test_ray_reads_odd_files_as_the_local_engine_does(tmp_path):
         local = tmp_path / f"local-{name}.parquet"
         score_file(tmp_path / "odd" / name, local, progress=False, chunk_size=2, **opts)
         local = pd.read_parquet(local)
-        local["row"] += offset  # Ray's row ids count over all files in sorted order
+        local["text_id"] += offset  # Ray's row ids count over all files in sorted order
         blocks = [m["block"] for m in meta["manifest"] if m["file"].endswith(name)]
         shards = [tmp_path / "out" / f"part-{b:06d}.parquet" for b in blocks]
         got = pd.concat([pd.read_parquet(s) for s in shards if s.exists()], ignore_index=True)
@@ -174,7 +174,7 @@ def test_killed_actor_is_recovered(inputs, tmp_path, local_ray):
     assert summary.retried_blocks == 1  # Ray restarted it and retried the block
     assert sorted(p.name for p in (tmp_path / "out" / "_attempts").iterdir())[:3] == ["0.1", "1.1", "1.2"]
     _same(pd.read_parquet(tmp_path / "out"), local)
-    assert sorted(set(local["row"])) == list(range(21))
+    assert sorted(set(local["text_id"])) == list(range(21))
 
 
 def test_resume_skips_finished_blocks(inputs, tmp_path):

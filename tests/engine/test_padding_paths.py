@@ -248,7 +248,7 @@ def test_ray_equals_local_for_convbert(tmp_path, ray_cluster):
     summary = score_dataset(inputs, tmp_path / "out", block_rows=2, workers=2, **opts)  # on the run's local Ray
     assert summary.rows == len(rows) and summary.retried_blocks == 0
     got = pd.read_parquet(tmp_path / "out")
-    assert list(got.columns) == list(local.columns) and got["row"].tolist() == local["row"].tolist()
+    assert list(got.columns) == list(local.columns) and got["text_id"].tolist() == local["text_id"].tolist()
     scores = [c for c in local.columns if local[c].dtype.kind == "f"]
     assert len(scores) >= len(METRICS), scores
     for c in scores:

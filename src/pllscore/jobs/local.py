@@ -23,6 +23,7 @@ from pllscore.io.readers import InputTable, read_input
 from pllscore.io.writers import ResumableWriter, StreamWriter, meta_path, output_format
 from pllscore.jobs.run_settings import JobSettings, RunRecord, gather_job
 from pllscore.jobs.table import TableJob
+from pllscore.results.columns import SCHEMA
 from pllscore.settings import ModelSettings, RunSettings, TableSettings, TextSettings
 
 __all__ = ["Interrupted", "ScoreSummary", "score_file"]
@@ -31,7 +32,7 @@ DEFAULT_CHUNK = RunSettings().chunk_size
 #: what a resumed file run must share with the first one: the input's content and the output's format,
 #: the model's files, the library's version and every recorded setting
 RECORD = RunRecord(
-    ("input_sha256", "n_input_rows", "model_fingerprint", "format", "pllscore"),
+    ("input_sha256", "n_input_rows", "model_fingerprint", "format", "pllscore", "columns"),
     (ModelSettings, TextSettings, TableSettings, RunSettings),
 )
 RESUME_KEYS = RECORD.keys
@@ -100,8 +101,8 @@ def score_file(
                 see :meth:`pllscore.MaskedScorer.score`.
             table: :class:`~pllscore.settings.TableSettings`: ``column``, ``id_column``, ``level`` (sentence keeps
                 the input's columns, word, token), ``base``, ``surprisal``, ``norm`` (per-char, slor, norm-lp: a
-                ``<metric>_<norm>`` column each) with ``unigram``/``unigram_corpus``, ``format``, ``input_format``
-                and ``skip_empty`` (empty texts left out and reported instead of refused).
+                ``<metric>_logprob_<norm>`` column each) with ``unigram``/``unigram_corpus``, ``format``,
+                ``input_format`` and ``skip_empty`` (empty texts left out and reported instead of refused).
             run: :class:`~pllscore.settings.RunSettings`: ``resume`` (continue after the last finished chunk;
                 refused when the input's content, the model or a recorded setting differs), ``force``,
                 ``progress`` (None: a bar only when stderr is a terminal) and ``chunk_size``.
@@ -155,6 +156,7 @@ class _FileRun:
             "input_sha256": _input_fingerprint(self.input, table),
             "n_input_rows": len(table.rows) + len(table.skipped),
             "format": self.fmt,
+            "columns": SCHEMA,
             "started": now(),
             **provenance,
             **settings,

@@ -27,6 +27,7 @@ from pllscore.jobs.ray_actor import BLOCK, FILE, LINE, ROW, BlockJob, score_bloc
 from pllscore.jobs.ray_calls import ModelPool, connect, import_ray, release_workers
 from pllscore.jobs.run_settings import JobSettings, RunRecord, gather_job
 from pllscore.metrics import DEFAULT_METRIC
+from pllscore.results.columns import SCHEMA
 from pllscore.settings import ModelSettings, RaySettings, RunSettings, TableSettings, TextSettings
 
 __all__ = [
@@ -36,7 +37,7 @@ __all__ = [
 #: what a resumed Ray run must share with the first one: the inputs' content, the model's files, the
 #: library's version and every recorded setting (the block size among them)
 RECORD = RunRecord(
-    ("input_sha256", "model_fingerprint", "pllscore"),
+    ("input_sha256", "model_fingerprint", "pllscore", "columns"),
     (ModelSettings, TextSettings, TableSettings, RaySettings),
 )
 RESUME_KEYS = RECORD.keys
@@ -115,7 +116,7 @@ def score_dataset(
 
     Returns:
         A summary: rows, blocks, seconds, retried blocks. Output columns are those of a local
-            ``score_file`` run, ``row`` being the row's index over all input files in sorted order.
+            ``score_file`` run, ``text_id`` being the row's index over all input files in sorted order.
     """
     job = gather_job(model, options, what="score_dataset", on_ray=True)
     import_ray()  # a one-line error before anything is written
@@ -170,7 +171,7 @@ def _settings_record(job: JobSettings, files: list[str], options: Any) -> dict[s
     identity = named_model_identity(name, job.model.revision)
     return {
         "inputs": files, "input_sha256": content_fingerprint(files), "model_fingerprint": identity["fingerprint"],
-        "pllscore": __version__,
+        "pllscore": __version__, "columns": SCHEMA,
         **RECORD.settings(
             job, asked, norms, _unigram_record(options.table) if norms else None, model=identity["name"],
             revision=identity["revision"], kind=kind, bos=True if kind == "causal" else None, metrics=chosen,

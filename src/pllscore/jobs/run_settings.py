@@ -17,6 +17,7 @@ from typing import Any
 
 from pllscore.errors import InputError
 from pllscore.io.writers import check_resume
+from pllscore.results.columns import old_schema_message
 from pllscore.settings import ModelSettings, RaySettings, RunSettings, Settings, TableSettings, TextSettings, gather
 
 __all__ = [
@@ -130,8 +131,11 @@ def check_resumable(
 
     A recorded setting the first run did not write was made with its default (it is older than the
     option), unless ``legacy`` says otherwise; an old value is read as this version records it (``"2"``
-    and ``2.0`` are one base).
+    and ``2.0`` are one base). An output written under other column names (``columns``, the
+    :data:`~pllscore.results.columns.SCHEMA` it was written with) is refused whatever its settings.
     """
+    if "columns" in keys and old.get("columns") != new.get("columns"):  # another schema: two headers in one file
+        raise InputError(old_schema_message(what))
     defaults: dict[str, Any] = {}
     for group in groups:
         defaults.update(group().record())

@@ -254,18 +254,20 @@ def output_rows(
     norm: Sequence[str] | None = None,
     unigram: Any = None,
 ) -> Any:
-    """The output rows of ``table`` rows ``lo:hi``."""
+    """The output rows of ``table`` rows ``lo:hi``: ``text_id`` (the 0-based input row), then the input's columns
+    (sentence level; one named like an output column gets ``_input`` after its name) or the id column, then the
+    scores of :func:`~pllscore.results.frames.to_wide_frame`."""
     import pandas as pd
 
     from pllscore.results.frames import to_wide_frame
 
     scores = to_wide_frame(results, level=level, base=base, surprisal=surprisal, norm=norm, unigram=unigram)  # type: ignore[arg-type]
-    local = scores.pop("index").to_numpy()
+    local = scores.pop("text_id").to_numpy()
     rows = pd.Series(table.rows[lo:hi]).to_numpy()[local]
     if level == "sentence":
         carried = table.frame.iloc[lo:hi].reset_index(drop=True)
         carried = carried.rename(
-            columns={c: f"{c}_input" for c in carried.columns if c in scores.columns or c == "row"}
+            columns={c: f"{c}_input" for c in carried.columns if c in scores.columns or c == "text_id"}
         )
         front = carried.iloc[local].reset_index(drop=True)
     else:
@@ -274,5 +276,5 @@ def output_rows(
             if id_column
             else pd.DataFrame()
         )
-    front.insert(0, "row", rows)
+    front.insert(0, "text_id", rows)
     return pd.concat([front, scores.reset_index(drop=True)], axis=1)

@@ -2,9 +2,9 @@
 
 In: a table of hypotheses, one row each: an utterance id, the hypothesis text, its first-pass
 score (from an ASR or MT system), and optionally the utterance's reference and a dev/test split.
-Out: every hypothesis with its LM score ``lm`` (a masked LM's PLL under one metric, or a causal
+Out: every hypothesis with its LM score ``lm_logprob`` (a masked LM's PLL under one metric, or a causal
 LM's log-likelihood, in nats), ``n_tokens`` (the tokens the LM scored), the combined score
-``combined = first_pass + lam * lm + beta * n_tokens`` and ``chosen`` (the best hypothesis of its
+``combined = first_pass + lam * lm_logprob + beta * n_tokens`` and ``chosen`` (the best hypothesis of its
 utterance; ties go to the first in input order); with references, the word error rate (or BLEU)
 of the first-pass choice and of the rescored choice.
 

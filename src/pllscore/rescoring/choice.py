@@ -1,6 +1,6 @@
 """The combined score and the choice per utterance: pure numpy on a scored table, no model.
 
-In: a table with the first-pass score, ``lm`` and ``n_tokens``. Out: a copy with ``combined``
+In: a table with the first-pass score, ``lm_logprob`` and ``n_tokens``. Out: a copy with ``combined``
 (:func:`combine`) and ``chosen``, one True per utterance (:func:`choose`).
 """
 
@@ -19,11 +19,11 @@ def combine(
     beta: float,
     *,
     score_column: str = "score",
-    lm_column: str = "lm",
+    lm_column: str = "lm_logprob",
     n_tokens_column: str = "n_tokens",
     out: str = "combined",
 ) -> Any:
-    """A copy of ``frame`` with ``out = first_pass + lam * lm + beta * n_tokens``."""
+    """A copy of ``frame`` with ``out = first_pass + lam * lm_logprob + beta * n_tokens``."""
     frame = frame.copy()
     frame[out] = combined_score(
         frame[score_column].to_numpy(np.float64),

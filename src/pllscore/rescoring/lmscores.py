@@ -1,6 +1,6 @@
 """LM scores for the hypothesis texts, through :func:`pllscore.score_file`.
 
-In: the distinct hypothesis texts (each with its source sentence, when given) and a scorer. Out: ``lm`` (nats)
+In: the distinct hypothesis texts (each with its source sentence, when given) and a scorer. Out: ``lm_logprob`` (nats)
 and ``n_tokens`` per text.
 Scoring goes through a file when one is given, so an interrupted run keeps its finished
 chunks and ``resume=True`` continues it.
@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from pllscore.errors import InputError
+from pllscore.results.columns import score_column_name
 
 __all__ = ["score_hypotheses"]
 
@@ -32,7 +33,8 @@ def score_hypotheses(
     progress: bool | None = None,
     chunk_size: int = 256,
 ) -> tuple[Any, str]:
-    """Score ``texts`` with :func:`pllscore.score_file`; returns (``lm``, ``n_tokens``) per text and the LM's metric.
+    """Score ``texts`` with :func:`pllscore.score_file`; returns (``lm_logprob``, ``n_tokens``) per text and the LM's
+    metric.
 
     ``sources``: per text, the source it is scored given (log P(text | source); the ``context`` of ``score_file``).
     ``lm_scores``: the file the scores are written to (resumable); None scores in memory.
@@ -66,13 +68,14 @@ def score_hypotheses(
         summary = score_file(given, lm_scores, resume=resume, force=force, **common)
         table = _read_scores(os.fspath(lm_scores))
     name = summary.metrics[0]
-    if len(table) != len(texts) or table["row"].tolist() != list(range(len(texts))):
+    if len(table) != len(texts) or table["text_id"].tolist() != list(range(len(texts))):
         raise InputError(f"the LM scores in {lm_scores!r} do not match the hypotheses; rerun with --force")
-    total = table[name].to_numpy(np.float64)
-    mean = table[f"{name}_mean"].to_numpy(np.float64)
+    column = score_column_name(name, False, "nats")
+    total = table[column].to_numpy(np.float64)
+    mean = table[f"{column}_mean"].to_numpy(np.float64)
     with np.errstate(invalid="ignore", divide="ignore"):
         scored = np.where(np.isfinite(total) & (mean != 0), np.rint(total / mean), 0).astype(np.int64)
-    return pd.DataFrame({"lm": total, "n_tokens": scored}), name
+    return pd.DataFrame({"lm_logprob": total, "n_tokens": scored}), name
 
 
 def _read_scores(path: str) -> Any:

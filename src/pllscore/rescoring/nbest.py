@@ -19,7 +19,7 @@ from pllscore.errors import InputError
 __all__ = ["ADDED", "SPLITS", "NbestColumns", "check_nbest", "checked", "read_checked", "read_nbest", "refuse_unknown"]
 
 SPLITS = ("dev", "test")
-ADDED = ("lm", "n_tokens", "combined", "chosen")  # the columns rescoring adds
+ADDED = ("lm_logprob", "n_tokens", "combined", "chosen")  # the columns rescoring adds
 _AUTO = "ref"  # the reference column used when the table has one and none is named
 
 

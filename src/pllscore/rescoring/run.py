@@ -22,7 +22,7 @@ __all__ = ["rescore", "rescore_frame"]
 def rescore_frame(frame: Any, **options: Any) -> tuple[Any, Tuning | None, dict[str, dict[str, float]]]:
     """Everything after the LM: combine, choose, and evaluate a scored table (no model needed).
 
-    ``frame`` is a checked n-best table with ``lm`` and ``n_tokens``. ``options`` are the keywords of
+    ``frame`` is a checked n-best table with ``lm_logprob`` and ``n_tokens``. ``options`` are the keywords of
     :func:`rescore` that act after the LM: ``lam`` (1.0), ``beta`` (0.0), ``tune_on_dev``, ``lambda_grid``,
     ``beta_grid``, ``eval_metric`` (``"wer"``), ``utt_column``, ``text_column``, ``score_column``,
     ``ref_column`` (default ``ref``) and ``split_column``. With ``tune_on_dev``, ``lam`` and ``beta``
@@ -199,7 +199,7 @@ def _read_checked(nbest: Any, settings: RescoreSettings, input_format: str | Non
 
 def _add_lm_scores(frame: Any, scorer: Any, columns: Any, **scoring: Any) -> tuple[list[Any], str]:
     """Score each distinct hypothesis text (with its source, when the table has one) once and give every row the
-    ``lm`` and ``n_tokens`` of its text.
+    ``lm_logprob`` and ``n_tokens`` of its text.
 
     ``scoring`` goes to :func:`score_hypotheses`. Returns the distinct texts (or (text, source) pairs) and the
     LM's metric.
@@ -215,7 +215,7 @@ def _add_lm_scores(frame: Any, scorer: Any, columns: Any, **scoring: Any) -> tup
         texts = list(dict.fromkeys(keys))
         scores, lm_metric = score_hypotheses([t for t, _ in texts], scorer, sources=[s for _, s in texts], **scoring)
         where = pd.Index(texts).get_indexer(keys)
-    frame["lm"] = scores["lm"].to_numpy()[where]
+    frame["lm_logprob"] = scores["lm_logprob"].to_numpy()[where]
     frame["n_tokens"] = scores["n_tokens"].to_numpy()[where]
     return texts, lm_metric
 

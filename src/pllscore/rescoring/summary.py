@@ -55,7 +55,7 @@ class RescoreSummary:
 
 
 class RescoreResult(NamedTuple):
-    """The rescored table (input columns, ``lm``, ``n_tokens``, ``combined``, ``chosen``) and its summary."""
+    """The rescored table (input columns, ``lm_logprob``, ``n_tokens``, ``combined``, ``chosen``) and its summary."""
 
     frame: Any
     summary: RescoreSummary

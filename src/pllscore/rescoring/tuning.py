@@ -45,7 +45,7 @@ def tune(
 ) -> Tuning:
     """Grid-search ``lam`` and ``beta`` for the lowest corpus WER (or the highest BLEU) on ``dev``.
 
-    ``dev`` has the scored columns (``lm``, ``n_tokens``) and a reference per hypothesis. Among
+    ``dev`` has the scored columns (``lm_logprob``, ``n_tokens``) and a reference per hypothesis. Among
     grid points that tie, the one with the smallest ``lam``, then the smallest ``|beta|``, then the
     smallest ``beta`` wins (the least change to the first pass). ``columns``: ``score_column`` (default
     ``score``), ``utt_column`` (``utt_id``), ``text_column`` (``hyp``), ``ref_column`` (``ref``).
@@ -56,7 +56,7 @@ def tune(
     metric = check_eval_metric(metric)
     lams, betas = parse_grid(lam_grid, "lambda"), parse_grid(beta_grid, "beta")
     score = dev[cols.score].to_numpy(np.float64)
-    lm = dev["lm"].to_numpy(np.float64)
+    lm = dev["lm_logprob"].to_numpy(np.float64)
     n = dev["n_tokens"].to_numpy(np.float64)
     codes = utterance_codes(dev, cols.utt)
     refs, hyps = dev[cols.ref].tolist(), dev[cols.text].tolist()

@@ -8,6 +8,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from pllscore.results.columns import column_part, entropy_column, score_column_name, value_name
 from pllscore.results.norms import norm_columns, norm_values
 from pllscore.results.scores import Level, Results, SentenceScore, register_frame_builder
 
@@ -39,18 +40,23 @@ def to_frame(
         unigram: the unigram model ``slor`` and ``norm-lp`` need (:func:`pllscore.results.unigram.load_unigram`
             builds one from a counts table, a corpus or ``"wordfreq"``).
 
-    The score column is named ``logprob`` (or ``surprisal``) and the ``unit`` column says
-    nats or bits. Results scored with ``outputs=("entropy", "rank")`` add ``entropy`` (in the
-    unit's base) and ``rank`` columns at token level, and at word level those of the word's first
-    token (the distribution the word begins from). Word scores include ``word_prob="bow"``'s
-    correction when the results have it.
+    Columns (the names of ``docs/reference/columns.md``, shared with the CLI's files): ``text_id`` (the text's
+    0-based place in ``results``), ``metric``, and per level: sentence ``text, model, <score>, <score>_mean``,
+    ``<score>_<norm>`` for each other norm asked (``logprob_per_char``), ``n_tokens, n_words``; word
+    ``word_id, word, start, end, <score>, n_tokens``; token ``token_id, token, start, end, word_id, <score>,
+    scored`` (and ``special`` for results with a scored special token); then ``unit`` (nats, bits, ...).
+    ``<score>`` is ``logprob`` or ``surprisal``, with ``_bits`` (or ``_log10``) in another base:
+    ``logprob`` alone is in nats. Results scored with ``outputs=("entropy", "rank")`` add ``entropy``
+    (``entropy_bits`` in bits) and ``rank`` columns at token level, and at word level those of the
+    word's first token (the distribution the word begins from). Word scores include
+    ``word_prob="bow"``'s correction when the results have it.
     """
     import pandas as pd
 
     items, extra, unigram = _views(results, level, base=base, surprisal=surprisal, norm=norm, unigram=unigram)
-    value = "surprisal" if items and items[0].surprisal else "logprob"
+    value = value_name(items[0].surprisal, items[0].unit) if items else "logprob"
     if level == "sentence":
-        rows, columns = _sentence_rows(items, extra, unigram)
+        rows, columns = _sentence_rows(items, extra, unigram, value)
     elif level in ("word", "token"):
         rows, columns = _part_rows(items, level, value)
     else:
@@ -58,35 +64,37 @@ def to_frame(
     return pd.DataFrame(rows, columns=columns)
 
 
-def _sentence_rows(items: Sequence[SentenceScore], extra: Sequence[str], unigram: Any) -> Rows:
-    """One row per text and metric: totals, means and the asked norms."""
+def _sentence_rows(items: Sequence[SentenceScore], extra: Sequence[str], unigram: Any, value: str) -> Rows:
+    """One row per text and metric: totals, means and the asked norms (``value``: the score's name)."""
+    norms = {n: f"{value}_{column_part(n)}" for n in extra}
     rows = [
         {
-            "index": r.index,
+            "text_id": r.index,
             "text": r.text,
             "metric": r.metric,
             "model": r.model,
-            "total": r.total,
-            "mean": r.mean,
-            **norm_values(r, extra, unigram),
+            value: r.total,
+            f"{value}_mean": r.mean,
+            **{norms[n]: v for n, v in norm_values(r, extra, unigram).items()},
             "n_tokens": r.n_tokens,
             "n_words": r.n_words,
             "unit": r.unit,
         }
         for r in items
     ]
-    return rows, ["index", "text", "metric", "model", "total", "mean", *extra, "n_tokens", "n_words", "unit"]
+    columns = ["text_id", "text", "metric", "model", value, f"{value}_mean", *norms.values(), "n_tokens", "n_words"]
+    return rows, [*columns, "unit"]
 
 
 def _part_rows(items: Sequence[SentenceScore], level: str, value: str) -> Rows:
     """One row per word or token (``level``) of each item, with the entropy and rank columns when scored."""
     if level == "word":
-        own, parts = ["text", "start", "end", value, "n_tokens"], _word_values
+        own, parts = ["word", "start", "end", value, "n_tokens"], _word_values
     else:
-        own, parts = ["piece", "start", "end", "word", value, "scored"], _token_values
+        own, parts = ["token", "start", "end", "word_id", value, "scored"], _token_values
         if any(r.special is not None for r in items):
             own, parts = [*own, "special"], _token_values_special
-    columns = ["index", "metric", level, *own, "unit"]
+    columns = ["text_id", "metric", f"{level}_id", *own, "unit"]
     rows = [dict(zip(columns, (r.index, r.metric, i, *p, r.unit))) for r in items for i, p in enumerate(parts(r))]
     _add_outputs(rows, columns, items, level)
     return rows, columns
@@ -112,14 +120,14 @@ def to_wide_frame(results: Results | Sequence[SentenceScore], level: Level = "se
 
     ``options`` are those of :func:`to_frame`: ``base``, ``surprisal``, ``norm`` and ``unigram``.
 
-    A metric's score column is named for what it holds (:func:`score_column`): ``<metric>`` for
-    log-probabilities in nats, ``<metric>_surprisal`` for surprisal, and the unit after it in another base
-    (``causal_bits``, ``causal_surprisal_bits``, ``word-l2r_log10``); below, ``<score>`` stands for that name.
-    Sentence level has ``index, n_tokens, n_words`` and per metric ``<score>`` (total) and
-    ``<score>_mean``, then ``<score>_<norm>`` for each other norm asked (``word-l2r_slor``,
-    ``causal_surprisal_bits_per-char``; see :func:`to_frame` for ``norm`` and ``unigram``); word level
-    ``index, word, word_text, start, end, n_tokens, <score>...``; token level
-    ``index, token, piece, start, end, word, <score>...``; results with entropy or rank add
+    A metric's score column is named for what it holds (:func:`score_column`): the metric, then ``logprob``
+    or ``surprisal``, then the unit in a base other than nats (``word_l2r_logprob``, ``causal_logprob_bits``,
+    ``causal_surprisal_bits``); below, ``<score>`` stands for that name. The other columns are those of
+    :func:`to_frame`, with the same names and meanings. Sentence level has ``text_id, n_tokens, n_words`` and
+    per metric ``<score>`` (total) and ``<score>_mean``, then ``<score>_<norm>`` for each other norm asked
+    (``word_l2r_logprob_slor``, ``causal_surprisal_bits_per_char``; see :func:`to_frame` for ``norm`` and
+    ``unigram``); word level ``text_id, word_id, word, start, end, n_tokens, <score>...``; token level
+    ``text_id, token_id, token, start, end, word_id, <score>...``; results with entropy or rank add
     ``<metric>_entropy`` (``<metric>_entropy_bits`` in bits) and ``<metric>_rank`` at word (the first
     token's) and token level. Every metric of the results must cover the same texts.
     """
@@ -147,16 +155,15 @@ def to_wide_frame(results: Results | Sequence[SentenceScore], level: Level = "se
 
 
 def score_column(metric: str, r: SentenceScore) -> str:
-    """The wide frame's column of ``metric``'s scores in ``r``'s view: ``causal`` (log-probabilities, nats),
-    ``causal_surprisal``, ``causal_bits``, ``causal_surprisal_bits``, ``causal_log10``, ..."""
-    name = f"{metric}_surprisal" if r.surprisal else metric
-    return name if r.unit == "nats" else f"{name}_{r.unit}"
+    """The wide frame's column of ``metric``'s scores in ``r``'s view: ``causal_logprob`` (nats),
+    ``causal_surprisal``, ``causal_logprob_bits``, ``causal_surprisal_bits``, ``word_l2r_logprob_log10``, ..."""
+    return score_column_name(metric, r.surprisal, r.unit)
 
 
 def _wide_sentences(by_metric: dict[str, list[SentenceScore]], extra: Sequence[str], unigram: Any) -> dict[str, Any]:
     """Sentence-level columns: the texts' counts, then per metric its total, mean and asked norms."""
     first = next(iter(by_metric.values()))
-    cols: dict[str, Any] = {"index": np.array([r.index for r in first], dtype=np.int64)}
+    cols: dict[str, Any] = {"text_id": np.array([r.index for r in first], dtype=np.int64)}
     cols["n_tokens"] = np.array([r.n_tokens for r in first], dtype=np.int64)
     cols["n_words"] = np.array([r.n_words for r in first], dtype=np.int64)
     for metric, g in by_metric.items():
@@ -165,7 +172,7 @@ def _wide_sentences(by_metric: dict[str, list[SentenceScore]], extra: Sequence[s
         cols[f"{name}_mean"] = np.array([r.mean for r in g])
         values = [norm_values(r, extra, unigram) for r in g]
         for n in extra:
-            cols[f"{name}_{n}"] = np.array([v[n] for v in values], dtype=np.float64)
+            cols[f"{name}_{column_part(n)}"] = np.array([v[n] for v in values], dtype=np.float64)
     return cols
 
 
@@ -173,10 +180,10 @@ def _wide_words(by_metric: dict[str, list[SentenceScore]]) -> dict[str, Any]:
     """Word-level columns: each word's place and text, then per metric its score (and outputs)."""
     first = next(iter(by_metric.values()))
     counts = np.array([r.n_words for r in first], dtype=np.int64)
-    cols: dict[str, Any] = {"index": np.repeat(np.array([r.index for r in first], dtype=np.int64), counts)}
-    cols["word"] = np.concatenate([np.arange(n) for n in counts]) if len(counts) else np.zeros(0, np.int64)
+    cols: dict[str, Any] = {"text_id": np.repeat(np.array([r.index for r in first], dtype=np.int64), counts)}
+    cols["word_id"] = np.concatenate([np.arange(n) for n in counts]) if len(counts) else np.zeros(0, np.int64)
     spans = [s for r in first for s in r.word_spans]
-    cols["word_text"] = [r.text[a:b] for r in first for a, b in r.word_spans]
+    cols["word"] = [r.text[a:b] for r in first for a, b in r.word_spans]
     cols["start"] = np.array([a for a, _ in spans], dtype=np.int64)
     cols["end"] = np.array([b for _, b in spans], dtype=np.int64)
     cols["n_tokens"] = np.concatenate([r.word_token_counts for r in first])
@@ -190,12 +197,12 @@ def _wide_tokens(by_metric: dict[str, list[SentenceScore]]) -> dict[str, Any]:
     """Token-level columns: each token's place and piece, then per metric its score (and outputs)."""
     first = next(iter(by_metric.values()))
     counts = np.array([r.n_tokens for r in first], dtype=np.int64)
-    cols: dict[str, Any] = {"index": np.repeat(np.array([r.index for r in first], dtype=np.int64), counts)}
-    cols["token"] = np.concatenate([np.arange(n) for n in counts])
-    cols["piece"] = [p for r in first for p in r.pieces]
+    cols: dict[str, Any] = {"text_id": np.repeat(np.array([r.index for r in first], dtype=np.int64), counts)}
+    cols["token_id"] = np.concatenate([np.arange(n) for n in counts])
+    cols["token"] = [p for r in first for p in r.pieces]
     cols["start"] = np.array([a for r in first for a, _ in r.offsets], dtype=np.int64)
     cols["end"] = np.array([b for r in first for _, b in r.offsets], dtype=np.int64)
-    cols["word"] = np.concatenate([r.word_index for r in first])
+    cols["word_id"] = np.concatenate([r.word_index for r in first])
     if any(r.special is not None for r in first):
         cols["special"] = np.concatenate([r.is_special for r in first])
     for metric, g in by_metric.items():
@@ -250,17 +257,18 @@ def _add_outputs(rows: list[dict[str, Any]], columns: list[str], items: Sequence
             continue
         values = np.concatenate([_outputs_at(r, name, level) for r in items])
         column = values if name == "entropy" else _nullable_int(values)
+        key = entropy_column(items[0].unit) if name == "entropy" else name
         for row, v in zip(rows, column):
-            row[name] = v
-        columns.insert(columns.index("unit"), name)
+            row[key] = v
+        columns.insert(columns.index("unit"), key)
 
 
 def _wide_outputs(cols: dict[str, Any], metric: str, group: Sequence[SentenceScore], level: str) -> None:
     for name in ("entropy", "rank"):
         if _asked(group, name):
             values = np.concatenate([_outputs_at(r, name, level) for r in group])
-            unit = group[0].unit
-            column = f"{metric}_{name}" if name == "rank" or unit == "nats" else f"{metric}_{name}_{unit}"
+            rank = f"{column_part(metric)}_rank"
+            column = rank if name == "rank" else entropy_column(group[0].unit, metric)
             cols[column] = values if name == "entropy" else _nullable_int(values)
 
 

@@ -231,7 +231,7 @@ class TableSettings(Settings):
     surprisal: bool = setting(False, "Write surprisal (negated log-probability).", flags=("--surprisal",))
     norm: tuple[str, ...] | None = setting(
         None,
-        "Also write <metric>_<norm>: per-char, slor or norm-lp (sum and mean are always written); repeatable.",
+        "Also write <metric>_logprob_<norm>: per-char, slor or norm-lp (sum and mean are always written); repeatable.",
         flags=("--norm",),
         check=check_norms,
         repeatable=True,
