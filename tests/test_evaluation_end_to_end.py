@@ -38,7 +38,7 @@ def test_blimp_diagnose_report(tmp_path):
                "-o", str(dg))  # fmt: skip
     assert done.returncode == 0, done.stderr
     diag = pd.read_csv(dg / "summary.csv")
-    assert set(diag["system"]) == {"original", "word-l2r", "whole-word", "sentence-l2r", "causal"}
+    assert set(diag["metric"]) == {"original", "word-l2r", "whole-word", "sentence-l2r", "causal"}
     assert (diag[diag["analysis"] == "length"]["n"] == SAMPLE).all()
     assert diag["r"].notna().all() and ((diag["ci_low"] <= diag["r"]) & (diag["r"] <= diag["ci_high"])).all()
     for fig in (

@@ -87,11 +87,11 @@ def test_masked_via_pllscore_equals_blimp_with_lm_eval_convention(tasks, shared_
     for p in PARADIGMS:
         rows = res.pairs[res.pairs["paradigm"] == p]
         got = np.array(resps[p])[..., 0]
-        np.testing.assert_allclose(got, rows[["good_score", "bad_score"]].to_numpy(), atol=1e-4)
+        np.testing.assert_allclose(got, rows[["good_logprob", "bad_logprob"]].to_numpy(), atol=1e-4)
         assert accs[p] == pytest.approx(rows["correct"].mean())
     paper = run_blimp([shared_bert], data=BLIMP, paradigms=list(PARADIGMS), limit=LIMIT)
     # BERT's WordPiece drops a leading space, so for it the two conventions agree (byte-level BPE: they differ)
-    np.testing.assert_allclose(paper.pairs["good_score"], res.pairs["good_score"], atol=1e-4)
+    np.testing.assert_allclose(paper.pairs["good_logprob"], res.pairs["good_logprob"], atol=1e-4)
 
 
 @pytest.mark.shared

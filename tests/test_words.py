@@ -287,9 +287,9 @@ def test_explain_follows_the_users_words(masked_models, causal_models):
     table = got.table(0)
     assert [w for w in table["word"] if w][:-1] == text.split()
     masked = bert.score(text, metric=WORD_METRICS, words="whitespace", mask_by="words")
-    word_rows = table[table["row"] == "word"]
+    word_rows = table[table["level"] == "word"]
     multi = [w for w in masked[0].words if w.n_tokens > 1]
-    np.testing.assert_allclose(word_rows["word-l2r"], [w.score for w in multi])
+    np.testing.assert_allclose(word_rows["word_l2r_logprob"], [w.score for w in multi])
     # the causal column is the causal LM's own sum over the same whitespace words
     causal = gpt.score(text, words="whitespace")[0]
     np.testing.assert_allclose(got.causal_word_scores(0), causal.word_scores)
@@ -305,5 +305,5 @@ def test_explain_shows_a_word_without_a_token(masked_models, causal_models):
     got = explain("the cat", bert, causal_model=gpt, words=[["th", "e", " cat"]], word_sep="", metrics="original")
     table = got.table(0)
     row = table[table["word"] == "e"].iloc[0]
-    assert row["piece"] == "(no token)" and np.isnan(row["original"]) and np.isnan(row["causal"])
+    assert row["token"] == "(no token)" and np.isnan(row["original_logprob"]) and np.isnan(row["causal_logprob"])
     assert "(no token)" in got.render()

@@ -34,12 +34,12 @@ def test_length_and_agreement_use_the_right_vectors():
     mlm = FakeScorer(texts).score(list(texts), metric=["original", "word-l2r"])
     clm = FakeScorer({k: v * 2 + 1 for k, v in texts.items()}, kind="causal").score(list(texts))
     summary, data = dx.length(mlm, clm)
-    assert summary["system"].tolist() == ["original", "word-l2r", "causal"]
+    assert summary["metric"].tolist() == ["original", "word-l2r", "causal"]
     n_tokens = [1, 1, 1, 1]  # FakeScorer: one token per text
     assert np.isnan(summary["r"].iloc[0])  # no spread in length
     agree, _ = dx.agreement(mlm, clm)
     assert agree["r"].tolist() == pytest.approx([1.0, 1.0])
-    assert data["neg_score"].tolist()[:4] == [2.0, 5.0, 6.0, 0.5] and data["n_tokens"].tolist()[:4] == n_tokens
+    assert data["surprisal"].tolist()[:4] == [2.0, 5.0, 6.0, 0.5] and data["n_tokens"].tolist()[:4] == n_tokens
 
 
 def test_oov_ratio_by_hand():
@@ -59,9 +59,9 @@ def test_word_scores_in_context_equal_oracle_on_the_span(masked_models):
         text = dx.CONTEXTS[row["context"]].format(row["word"])
         a = text.index(row["word"], len(text) - len(row["word"]) - 0)
         enc = tok(text, return_offsets_mapping=True)
-        lp = oracle.masked_logprobs(model, tok, text, row["system"])
+        lp = oracle.masked_logprobs(model, tok, text, row["metric"])
         offs = [o for o, w in zip(enc["offset_mapping"], enc.word_ids()) if w is not None]
         want = sum(v for v, (s, e) in zip(lp, offs) if s < a + len(row["word"]) and e > a)
-        assert row["score"] == pytest.approx(want, abs=1e-5)
+        assert row["logprob"] == pytest.approx(want, abs=1e-5)
     assert set(summary["analysis"]) == {f"frequency:{c}" for c in dx.CONTEXTS}
     assert dx.distinct_words(["The Cat sat.", "the cat's hat"]) == ["the", "cat", "sat", "cat's", "hat"]

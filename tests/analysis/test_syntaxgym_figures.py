@@ -25,7 +25,7 @@ from tests.eval.test_syntaxgym_formula import DATA
 from tests.test_cli import run
 
 PNG = b"\x89PNG\r\n\x1a\n"
-COLUMNS = ["suite", "item_number", "condition_name", "region_number", "content", "surprisal", "n_tokens", "model",
+COLUMNS = ["suite", "item_number", "condition_name", "region_number", "content", "surprisal_bits", "n_tokens", "model",
            "metric", "model_id"]  # fmt: skip
 
 

@@ -20,7 +20,7 @@ from pllscore.settings import RaySettings  # noqa: E402
 from tests.test_cli import run  # noqa: E402
 
 SUITES = [DATA / "agreement.json", DATA / "npz_garden_path.json", DATA / "center_embed.json"]
-_VALUES = ["suite", "item_number", "condition_name", "region_number", "content", "surprisal", "n_tokens", "metric"]
+_VALUES = ["suite", "item_number", "condition_name", "region_number", "content", "surprisal_bits", "n_tokens", "metric"]
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -64,7 +64,7 @@ def test_masked_metrics_on_ray_from_the_command_line(tmp_path, shared_bert):
                "original", "--engine", "ray", "--workers", "1", "-o", str(out), "-q")  # fmt: skip
     assert done.returncode == 0, done.stderr
     local = pllscore.syntaxgym(SUITES[1:], shared_bert, metrics=["word-l2r", "original"])
-    _same(pd.read_csv(out / "regions.csv", keep_default_na=False, na_values={"surprisal": [""]}), local.regions)
+    _same(pd.read_csv(out / "regions.csv", keep_default_na=False, na_values={"surprisal_bits": [""]}), local.regions)
 
 
 def test_errors_in_the_actors_are_one_line(tmp_path, shared_gpt2):

@@ -66,12 +66,13 @@ def test_pairs_accuracy_per_norm(tmp_path):
                     unigram=tmp_path / "counts.csv", output=tmp_path / "out")  # fmt: skip
     for n in norms:
         right = [_by_hand(g, n) > _by_hand(b, n) for g, b in PAIRS]
-        col = "correct" if n == "sum" else f"correct_{n}"
+        name = n.replace("-", "_")  # per_char, norm_lp in column names
+        col = "correct" if n == "sum" else f"correct_{name}"
         assert res.pairs[col].tolist() == right, n
         if n != "sum":
-            assert res.pairs[f"good_{n}"].tolist() == pytest.approx([_by_hand(g, n) for g, _ in PAIRS])
-            assert res.summary[f"Overall_{n}"].iloc[0] == round(100 * np.mean(right), 1)
-            assert res.accuracy[f"accuracy_{n}"].iloc[0] == np.mean(right)
+            assert res.pairs[f"good_logprob_{name}"].tolist() == pytest.approx([_by_hand(g, n) for g, _ in PAIRS])
+            assert res.summary[f"Overall_{name}"].iloc[0] == round(100 * np.mean(right), 1)
+            assert res.accuracy[f"accuracy_{name}"].iloc[0] == np.mean(right)
     # sum gets pair 2 right, mean and slor pair 1 (the longer good sentence)
     assert res.pairs["correct"].tolist() == [False, True] and res.pairs["correct_slor"].tolist() == [True, False]
     meta = json.loads((tmp_path / "out" / "meta.json").read_text())
@@ -123,7 +124,7 @@ def test_diagnose_length_per_norm():
     n = [len(LOGPROBS[t]) for t in texts]
     for norm, row in zip(("sum", "mean", "slor"), summary.itertuples()):
         assert row.r == pytest.approx(pearson(n, [-_by_hand(t, norm) for t in texts])["r"])
-    assert data[data["norm"] == "slor"]["neg_score"].tolist() == pytest.approx([-_by_hand(t, "slor") for t in texts])
+    assert data[data["norm"] == "slor"]["surprisal"].tolist() == pytest.approx([-_by_hand(t, "slor") for t in texts])
 
 
 def test_report_shows_the_normalised_columns(tmp_path):

@@ -80,7 +80,7 @@ def test_region_values_match_a_computation_by_hand(shared_gpt2, hf_gpt2, convent
                 mine = mine.sort_values("region_number")
                 expected, counts = by_hand(hf_gpt2, cond.contents, suite.metric, convention, final_eos)
                 where = f"{path.name} item {item.number} {cond.name}"
-                np.testing.assert_allclose(mine["surprisal"], expected, atol=1e-3, rtol=0, err_msg=where)
+                np.testing.assert_allclose(mine["surprisal_bits"], expected, atol=1e-3, rtol=0, err_msg=where)
                 assert mine["n_tokens"].tolist() == counts, where
                 values.update({(cond.name, n): v for n, v in zip(cond.numbers, expected)})
             for i, formula in enumerate(suite.predictions):
@@ -96,11 +96,11 @@ def test_the_options_change_what_they_say_and_nothing_else(shared_gpt2):
     # agreement's last region (the period) is never empty: only it changes, by one token and a positive surprisal
     pd.testing.assert_frame_equal(eos[~last], paper[~last])
     assert (eos[last]["n_tokens"].to_numpy() == paper[last]["n_tokens"].to_numpy() + 1).all()
-    assert (eos[last]["surprisal"].to_numpy() > paper[last]["surprisal"].to_numpy()).all()
+    assert (eos[last]["surprisal_bits"].to_numpy() > paper[last]["surprisal_bits"].to_numpy()).all()
     lm_eval = pllscore.syntaxgym(DATA / "agreement.json", shared_gpt2, convention="lm-eval").regions
     # the first region's first token is "ĠThe" instead of "The"; the other regions keep their tokens
     assert (lm_eval["n_tokens"] == paper["n_tokens"]).all()
-    assert not np.allclose(lm_eval["surprisal"], paper["surprisal"])
+    assert not np.allclose(lm_eval["surprisal_bits"], paper["surprisal_bits"])
 
 
 def test_final_eos_is_refused_for_a_masked_model(shared_bert):
@@ -117,7 +117,7 @@ def test_cli_convention_and_final_eos_are_recorded_and_resume_tells_them_apart(t
     assert record["settings"]["final_eos"] is True and record["settings"]["text"]["convention"] == "lm-eval"
     expected = pllscore.syntaxgym(DATA / "agreement.json", shared_gpt2, convention="lm-eval", final_eos=True)
     got = pd.read_csv(out / "regions.csv", keep_default_na=False)
-    np.testing.assert_allclose(got["surprisal"], expected.regions["surprisal"], atol=1e-9)
+    np.testing.assert_allclose(got["surprisal_bits"], expected.regions["surprisal_bits"], atol=1e-9)
     done = run(*args, "--convention", "lm-eval", "--final-eos")
     assert "suite agreement: already in" in done.stderr
     for other in (("--convention", "lm-eval"), ("--final-eos",)):  # made otherwise: scored again, rows replaced
@@ -125,7 +125,7 @@ def test_cli_convention_and_final_eos_are_recorded_and_resume_tells_them_apart(t
         assert done.returncode == 0 and "already in" not in done.stderr, done.stderr
     regions = pd.read_csv(out / "regions.csv", keep_default_na=False)
     paper_eos = pllscore.syntaxgym(DATA / "agreement.json", shared_gpt2, final_eos=True).regions
-    np.testing.assert_allclose(regions["surprisal"], paper_eos["surprisal"], atol=1e-9)
+    np.testing.assert_allclose(regions["surprisal_bits"], paper_eos["surprisal_bits"], atol=1e-9)
 
 
 def test_cli_unknown_engine_is_one_line():

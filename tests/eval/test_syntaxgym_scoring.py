@@ -58,7 +58,7 @@ def check_against_independent(scorer, result, suites):
                 for cond in item.conditions:
                     mine = rows[(rows["item_number"] == item.number) & (rows["condition_name"] == cond.name)]
                     expected = independent_regions(scorer, cond.contents, metric, suite.metric)
-                    got = mine.sort_values("region_number")["surprisal"].to_numpy()
+                    got = mine.sort_values("region_number")["surprisal_bits"].to_numpy()
                     np.testing.assert_allclose(got, expected, atol=1e-3, rtol=0, err_msg=f"{path.name} {cond.name}")
                     values.update({(cond.name, n): v for n, v in zip(cond.numbers, expected)})
                 for i, formula in enumerate(suite.predictions):
@@ -79,11 +79,11 @@ def test_causal_region_surprisals_and_predictions_match_an_independent_computati
     npz = result.regions[(result.regions["suite"] == "npz_garden_path") & (result.regions["item_number"] == 1)]
     comma = npz[npz["region_number"] == 3].set_index("condition_name")
     assert comma.loc["ambig_comma", "n_tokens"] == 2 and comma.loc["ambig_nocomma", "n_tokens"] == 0
-    assert np.isnan(comma.loc["ambig_nocomma", "surprisal"])
+    assert np.isnan(comma.loc["ambig_nocomma", "surprisal_bits"])
     the_woman = npz[(npz["region_number"] == 4) & (npz["condition_name"] == "ambig_comma")]
     assert the_woman["content"].item() == " the woman" and the_woman["n_tokens"].item() == 2
     gap = result.regions[(result.regions["suite"] == "filler_gap") & (result.regions["content"] == "")]
-    assert (gap["surprisal"] == 0).all() and (gap["n_tokens"] == 0).all()
+    assert (gap["surprisal_bits"] == 0).all() and (gap["n_tokens"] == 0).all()
 
 
 def test_masked_region_surprisals_match_under_every_pll_metric(shared_bert):
@@ -120,7 +120,7 @@ def test_cli_end_to_end_tables_summary_provenance_and_resume_by_suite(tmp_path):
         "condition_name",
         "region_number",
         "content",
-        "surprisal",
+        "surprisal_bits",
     ]
     assert len(first) == 2 * 4 * 7
     meta = json.loads((out / "meta.json").read_text())

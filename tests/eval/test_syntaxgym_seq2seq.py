@@ -57,7 +57,7 @@ def test_seq2seq_regions_match_the_teacher_forced_oracle(seq2seq_models, family,
         for item in suite.items:
             for cond in item.conditions:
                 mine = rows[(rows["item_number"] == item.number) & (rows["condition_name"] == cond.name)]
-                got = mine.sort_values("region_number")["surprisal"].to_numpy()
+                got = mine.sort_values("region_number")["surprisal_bits"].to_numpy()
                 expected = independent_regions(model, tok, cond.contents, final_eos, suite.metric)
                 np.testing.assert_allclose(got, expected, atol=1e-3, rtol=0, err_msg=f"{path.name} {cond.name}")
 
@@ -81,5 +81,7 @@ def test_cli_on_an_encoder_decoder_folder(tmp_path, seq2seq_models):
     assert done.returncode == 0, done.stderr
     regions = pd.read_csv(out / "regions.csv", keep_default_na=False)
     direct = pllscore.syntaxgym(SUITES[0], Seq2SeqScorer(model, tok), final_eos=True).regions
-    np.testing.assert_allclose(regions["surprisal"].to_numpy(float), direct["surprisal"].to_numpy(float), atol=1e-9)
+    np.testing.assert_allclose(
+        regions["surprisal_bits"].to_numpy(float), direct["surprisal_bits"].to_numpy(float), atol=1e-9
+    )
     assert set(regions["metric"]) == {"seq2seq"}

@@ -53,11 +53,11 @@ def test_bad_suffix(explanation, tmp_path):
 
 def test_table_groups_by_word_with_totals(explanation):
     table = explanation.table(0)
-    assert table["row"].tolist().count("sentence") == 1
-    word_rows = table[table["row"] == "word"]
+    assert table["level"].tolist().count("sentence") == 1
+    word_rows = table[table["level"] == "word"]
     assert len(word_rows) == 1  # hooligan = ho ##oli ##gan is the only multi-token word
-    total = table[table["row"] == "sentence"]
-    assert total["word-l2r"].iloc[0] == pytest.approx(explanation.sentence(0)[1].total)
-    assert total["causal"].iloc[0] == pytest.approx(explanation.causal[0].total)
+    total = table[table["level"] == "sentence"]
+    assert total["word_l2r_logprob"].iloc[0] == pytest.approx(explanation.sentence(0)[1].total)
+    assert total["causal_logprob"].iloc[0] == pytest.approx(explanation.causal[0].total)
     # causal word scores add up to the causal sentence total
     assert explanation.causal_word_scores(0).sum() == pytest.approx(explanation.causal[0].total)

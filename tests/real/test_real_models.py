@@ -240,8 +240,8 @@ def test_blimp_accuracy_equals_the_oracle_accuracy(real: Real, tmp_path: Path) -
         good = [sum(_oracle(real, p["sentence_good"])[2]) for p in pairs]
         bad = [sum(_oracle(real, p["sentence_bad"])[2]) for p in pairs]
         mine = res.pairs[res.pairs["paradigm"] == uid]
-        _within_rounding(mine["good_score"], good, f"{uid} good")
-        _within_rounding(mine["bad_score"], bad, f"{uid} bad")
+        _within_rounding(mine["good_logprob"], good, f"{uid} good")
+        _within_rounding(mine["bad_logprob"], bad, f"{uid} bad")
         assert acc[uid] == pytest.approx(np.mean([g > b for g, b in zip(good, bad)]), abs=1e-12), uid
     meta = json.loads((tmp_path / "meta.json").read_text())
     (model,) = meta["runs"][-1]["models"]

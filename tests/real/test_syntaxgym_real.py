@@ -45,7 +45,7 @@ def gemma_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 
 def test_tables_are_complete_and_every_prediction_evaluated(gemma_run: tuple[Path, Path]) -> None:
     folder, _ = gemma_run
-    regions = pd.read_csv(folder / "regions.csv", keep_default_na=False, na_values={"surprisal": [""]})
+    regions = pd.read_csv(folder / "regions.csv", keep_default_na=False, na_values={"surprisal_bits": [""]})
     predictions = pd.read_csv(folder / "predictions.csv", keep_default_na=False)
     summary = pd.read_csv(folder / "summary.csv")
     for path in SUITES:
@@ -64,17 +64,17 @@ def test_tables_are_complete_and_every_prediction_evaluated(gemma_run: tuple[Pat
         )
     assert set(regions["model"]) == {"gemma-3-270m-q4_k_m.gguf"} and set(regions["metric"]) == {"causal"}
     empty = regions["n_tokens"] == 0
-    assert np.isfinite(regions.loc[~empty, "surprisal"]).all()
-    assert (regions.loc[~empty, "surprisal"] >= 0).all()
+    assert np.isfinite(regions.loc[~empty, "surprisal_bits"]).all()
+    assert (regions.loc[~empty, "surprisal_bits"] >= 0).all()
     names = ["accuracy.png", *(f"regions-{read_suite(p).name}.png" for p in SUITES)]
     assert all((folder / n).stat().st_size > 1000 for n in names)
 
 
 def test_region_surprisals_add_up_to_the_sentence_surprisal_of_pllscore_score(gemma_run: tuple[Path, Path]) -> None:
     folder, scores_path = gemma_run
-    regions = pd.read_csv(folder / "regions.csv", keep_default_na=False, na_values={"surprisal": [""]})
+    regions = pd.read_csv(folder / "regions.csv", keep_default_na=False, na_values={"surprisal_bits": [""]})
     scores = pd.read_csv(scores_path, keep_default_na=False)
-    bits = dict(zip(scores["text"], -scores["causal"].astype(float) / math.log(2)))
+    bits = dict(zip(scores["text"], -scores["causal_logprob"].astype(float) / math.log(2)))
     checked = 0
     for path in SUITES:
         suite = read_suite(path)
@@ -85,9 +85,9 @@ def test_region_surprisals_add_up_to_the_sentence_surprisal_of_pllscore_score(ge
             for cond in item.conditions:
                 rows = mine[(mine["item_number"] == item.number) & (mine["condition_name"] == cond.name)]
                 if suite.metric == "sum":
-                    total = rows["surprisal"].sum()
+                    total = rows["surprisal_bits"].sum()
                 else:  # the mean of each non-empty region, times its tokens
-                    total = (rows["surprisal"].fillna(0.0) * rows["n_tokens"]).sum()
+                    total = (rows["surprisal_bits"].fillna(0.0) * rows["n_tokens"]).sum()
                 assert total == pytest.approx(bits[cond.sentence], abs=TOL_BITS), (suite.name, item.number, cond.name)
                 checked += 1
     assert checked >= 20

@@ -1,7 +1,7 @@
 """The paper's metric diagnostics: sentence length, word frequency, agreement with a causal LM, OOV ratio.
 
 In: sentences, a masked scorer (all its metrics) and optionally a causal scorer.
-Out: DataFrames, one row per system (a masked metric, or ``causal``), with Pearson r, its 95%
+Out: DataFrames, one row per system (column ``metric``: a masked metric, or ``causal``), with Pearson r, its 95%
 confidence interval and n; and the per-item data behind each figure.
 """
 
@@ -44,10 +44,10 @@ def length(
 ) -> tuple[Any, Any]:
     """Pearson r between a sentence's number of tokens and its negative score, per system and norm.
 
-    Returns (summary, data): data has one row per sentence, system and norm with ``n_tokens``
-    and ``neg_score``. Tokens are counted by each system's own tokenizer. The analysis is
-    ``length`` for the summed score and ``length:<norm>`` for a normalised one (``norms``, see
-    :data:`pllscore.results.norms.NORMS`; ``unigram``/``causal_unigram`` for ``slor`` and ``norm-lp``):
+    Returns (summary, data): data has one row per sentence, system (column ``metric``) and norm with
+    ``n_tokens`` and ``surprisal`` (the negative score, nats). Tokens are counted by each system's own
+    tokenizer. The analysis is ``length`` for the summed score and ``length:<norm>`` for a normalised one
+    (``norms``, see :data:`pllscore.results.norms.NORMS`; ``unigram``/``causal_unigram`` for ``slor`` and ``norm-lp``):
     a norm that corrects for length brings r towards 0.
     """
     import pandas as pd
@@ -63,8 +63,8 @@ def length(
         for norm in norms:
             neg = -np.array([v[norm] for v in values], dtype=np.float64)
             analysis = "length" if norm == "sum" else f"length:{norm}"
-            rows.append({"analysis": analysis, "system": name, **pearson(n_tokens, neg)})
-            data.append(pd.DataFrame({"system": name, "norm": norm, "n_tokens": n_tokens, "neg_score": neg}))
+            rows.append({"analysis": analysis, "metric": name, **pearson(n_tokens, neg)})
+            data.append(pd.DataFrame({"metric": name, "norm": norm, "n_tokens": n_tokens, "surprisal": neg}))
     return pd.DataFrame(rows), pd.concat(data, ignore_index=True)
 
 
@@ -75,8 +75,8 @@ def agreement(masked: Any, causal: Any) -> tuple[Any, Any]:
     rows, data = [], []
     for metric in masked.metrics:
         mlm = masked.for_metric(metric).totals
-        rows.append({"analysis": "agreement", "system": metric, **pearson(mlm, causal.totals)})
-        data.append(pd.DataFrame({"system": metric, "mlm_score": mlm, "clm_score": causal.totals}))
+        rows.append({"analysis": "agreement", "metric": metric, **pearson(mlm, causal.totals)})
+        data.append(pd.DataFrame({"metric": metric, "logprob": mlm, "causal_logprob": causal.totals}))
     return pd.DataFrame(rows), pd.concat(data, ignore_index=True)
 
 
@@ -121,15 +121,15 @@ def word_frequency(
         systems["causal"] = causal_scorer.score(texts, spans=spans, progress=progress).totals
     data = pd.DataFrame(
         [
-            {"system": name, "context": ctx, "word": w, "zipf": freq[w], "score": float(totals[i])}
+            {"metric": name, "context": ctx, "word": w, "zipf": freq[w], "logprob": float(totals[i])}
             for name, totals in systems.items()
             for i, (ctx, w) in enumerate(meta)
         ]
     )
     known = data[data["zipf"] > 0]
     rows = [
-        {"analysis": f"frequency:{ctx}", "system": name, **pearson(g["zipf"], g["score"])}
-        for (name, ctx), g in known.groupby(["system", "context"], sort=False)
+        {"analysis": f"frequency:{ctx}", "metric": name, **pearson(g["zipf"], g["logprob"])}
+        for (name, ctx), g in known.groupby(["metric", "context"], sort=False)
     ]
     return pd.DataFrame(rows), data
 

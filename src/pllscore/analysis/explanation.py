@@ -16,6 +16,7 @@ import numpy as np
 
 from pllscore.errors import ModelError
 from pllscore.plan.align import owners
+from pllscore.results.columns import score_column_name
 from pllscore.results.scores import Results, SentenceScore
 
 __all__ = ["Explanation", "explain"]
@@ -69,50 +70,56 @@ class Explanation:
 
     def table(self, i: int) -> Any:
         """Text ``i`` as a DataFrame: one row per token, then a row per multi-token word total
-        and a sentence total; one column per metric (and ``causal`` for word and sentence rows)."""
+        and a sentence total (``level``: token, word or sentence); ``word`` and ``token`` (a token's piece, or
+        what the row totals), then one column per metric (``word_l2r_logprob``; and ``causal_logprob`` for word
+        and sentence rows), the names of ``docs/reference/columns.md``."""
         import pandas as pd
 
         results = self.sentence(i)
         ref = results[0]
+        col = {m: score_column_name(m, ref.surprisal, ref.unit) for m in (*self.metrics, "causal")}
+        causal = col["causal"]
         causal_words = self.causal_word_scores(i)
         word_scores = [r.word_scores for r in results]
         rows: list[dict[str, Any]] = []
         for w, (a, b) in enumerate(ref.word_spans):
             members = np.flatnonzero(ref.word_index == w)
             if not len(members):  # a user's word with no token of its own (see pllscore.plan.words)
-                row = {"word": ref.text[a:b], "piece": "(no token)", "row": "word"}
-                row.update(dict.fromkeys(self.metrics, np.nan))
+                row = {"word": ref.text[a:b], "token": "(no token)", "level": "word"}
+                row.update(dict.fromkeys((col[m] for m in self.metrics), np.nan))
                 if causal_words is not None:
-                    row["causal"] = float(causal_words[w])
+                    row[causal] = float(causal_words[w])
                 rows.append(row)
             for t in members:
-                row = {"word": ref.text[a:b] if t == members[0] else "", "piece": ref.pieces[t], "row": "token"}
-                row.update({m: float(r.token_scores[t]) for m, r in zip(self.metrics, results)})
+                row = {"word": ref.text[a:b] if t == members[0] else "", "token": ref.pieces[t], "level": "token"}
+                row.update({col[m]: float(r.token_scores[t]) for m, r in zip(self.metrics, results)})
                 if causal_words is not None:
-                    row["causal"] = float(causal_words[w]) if len(members) == 1 else np.nan
+                    row[causal] = float(causal_words[w]) if len(members) == 1 else np.nan
                 rows.append(row)
             if len(members) > 1:
-                row = {"word": "", "piece": "= word", "row": "word"}
-                row.update({m: float(s[w]) for m, s in zip(self.metrics, word_scores)})
+                row = {"word": "", "token": "= word", "level": "word"}
+                row.update({col[m]: float(s[w]) for m, s in zip(self.metrics, word_scores)})
                 if causal_words is not None:
-                    row["causal"] = float(causal_words[w])
+                    row[causal] = float(causal_words[w])
                 rows.append(row)
-        total = {"word": "sentence", "piece": "total", "row": "sentence"}
-        total.update({m: r.total for m, r in zip(self.metrics, results)})
+        total = {"word": "sentence", "token": "total", "level": "sentence"}
+        total.update({col[m]: r.total for m, r in zip(self.metrics, results)})
         if self.causal is not None:
-            total["causal"] = self.causal[i].total
+            total[causal] = self.causal[i].total
         rows.append(total)
         return pd.DataFrame(rows)
 
     def render(self, *, digits: int = 2) -> str:
-        """The tables of all texts as plain text."""
+        """The tables of all texts as plain text (each score column headed by its metric's name)."""
         blocks = []
         for i in range(self.n_texts):
             ref = self.sentence(i)[0]
-            frame = self.table(i).drop(columns="row")
+            frame = self.table(i).drop(columns="level")
+            shown = {score_column_name(m, ref.surprisal, ref.unit): m for m in (*self.metrics, "causal")}
+            frame = frame.rename(columns=shown)
             head = f"{ref.text}\n  {ref.model}" + (f" + causal {self.causal[i].model}" if self.causal else "")
             head += f" | log-probabilities in {ref.unit}; higher = more expected"
-            text_cols = {c: frame[c].astype(str).str.len().max() for c in ("word", "piece")}
+            text_cols = {c: frame[c].astype(str).str.len().max() for c in ("word", "token")}
             formatters = {c: (lambda v, n=n: f"{v:<{n}}") for c, n in text_cols.items()}
             body = frame.to_string(
                 index=False, na_rep="", float_format=lambda x: f"{x:.{digits}f}", formatters=formatters

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from pllscore.errors import InputError
+from pllscore.results.columns import pair_columns_now
 
 __all__ = ["make_report"]
 
@@ -118,6 +119,7 @@ def _blimp_section(folder: Path, meta: dict[str, Any]) -> tuple[str, str]:
         if kind == "blimp"
         else ""
     )
+    summary = summary.rename(columns=pair_columns_now(summary.columns))
     norms = [c.removeprefix("Overall_") for c in summary.columns if c.startswith("Overall_")]
     if norms:
         meant = "; ".join(f"{n}: {_NORM_MEANING.get(n, n)}" for n in norms)
@@ -129,6 +131,7 @@ def _blimp_section(folder: Path, meta: dict[str, Any]) -> tuple[str, str]:
     parts, md = _opening(title, folder, html.unescape(what), summary, note_html=what)
     if kind == "blimp" and (folder / "paradigms.csv").exists():
         par = pd.read_csv(folder / "paradigms.csv")
+        par = par.rename(columns=pair_columns_now(par.columns))
         values = ["accuracy", *(f"accuracy_{n}" for n in norms if f"accuracy_{n}" in par.columns)]
         wide = (
             par.pivot_table(index=["phenomenon", "paradigm"], columns=["model", "metric"], values=values, sort=False)
@@ -144,9 +147,9 @@ def _blimp_section(folder: Path, meta: dict[str, Any]) -> tuple[str, str]:
 #: what each normalised score is, for the report's notes
 _NORM_MEANING = {
     "mean": "per scored token",
-    "per-char": "per character",
+    "per_char": "per character",
     "slor": "SLOR, (score - unigram log-prob) per token",
-    "norm-lp": "NormLP, score / -unigram log-prob",
+    "norm_lp": "NormLP, score / -unigram log-prob",
 }
 
 
@@ -157,8 +160,9 @@ def _unscored_note(folder: Path) -> str:
     path = folder / "pairs.parquet"
     if not path.exists():
         return ""
-    pairs = pd.read_parquet(path, columns=["model", "metric", "good_score", "bad_score"])
-    pairs["unscored"] = pairs["good_score"].isna() | pairs["bad_score"].isna()
+    pairs = pd.read_parquet(path)
+    pairs = pairs.rename(columns=pair_columns_now(pairs.columns))  # a folder written under the old names
+    pairs["unscored"] = pairs["good_logprob"].isna() | pairs["bad_logprob"].isna()
     counts = pairs.groupby(["model", "metric"], sort=False)["unscored"].sum()
     counts = counts[counts > 0]
     if counts.empty:
@@ -170,12 +174,12 @@ def _unscored_note(folder: Path) -> str:
 def _diagnose_section(folder: Path, meta: dict[str, Any]) -> tuple[str, str]:
     import pandas as pd
 
-    summary = pd.read_csv(folder / "summary.csv")
+    summary = pd.read_csv(folder / "summary.csv").rename(columns={"system": "metric"})  # "system": older folders
     summary["r [95% CI]"] = [
         f"{r:.2f} [{lo:.2f}, {hi:.2f}]" for r, lo, hi in zip(summary["r"], summary["ci_low"], summary["ci_high"])
     ]
     wide = summary.pivot_table(
-        index="analysis", columns="system", values="r [95% CI]", aggfunc="first", sort=False
+        index="analysis", columns="metric", values="r [95% CI]", aggfunc="first", sort=False
     ).reset_index()
     ns = summary.groupby("analysis", sort=False)["n"].first().reset_index()
     wide = wide.merge(ns, on="analysis")

@@ -236,15 +236,15 @@ def _figures(out: Path, data_frames: dict[str, Any]) -> None:
 
     length_data, freq_data = data_frames["length"], data_frames["frequency"]
     by_sum = length_data[length_data["norm"] == "sum"]
-    scatter_panels(by_sum, "n_tokens", "neg_score", xlabel="tokens", ylabel="− score (nats)",
+    scatter_panels(by_sum, "n_tokens", "surprisal", xlabel="tokens", ylabel="− score (nats)",
                    title="Sentence length vs negative score", path=out / "length.png")  # fmt: skip
     for ctx in dx.CONTEXTS:
         sub = freq_data[(freq_data["context"] == ctx) & (freq_data["zipf"] > 0)]
-        scatter_panels(sub, "zipf", "score", xlabel="Zipf frequency (wordfreq)", ylabel="word score (nats)",
+        scatter_panels(sub, "zipf", "logprob", xlabel="Zipf frequency (wordfreq)", ylabel="word score (nats)",
                        title=f"Word frequency vs word score, context '{dx.CONTEXTS[ctx].format('___')}'",
                        path=out / f"frequency-{ctx}.png")  # fmt: skip
     if "agreement" in data_frames:
-        scatter_panels(data_frames["agreement"], "clm_score", "mlm_score", xlabel="causal LM score (nats)",
+        scatter_panels(data_frames["agreement"], "causal_logprob", "logprob", xlabel="causal LM score (nats)",
                        ylabel="masked LM score (nats)", title="Agreement with the causal LM",
                        path=out / "agreement.png")  # fmt: skip
 

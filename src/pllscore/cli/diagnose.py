@@ -48,7 +48,7 @@ def diagnose_command(
     )  # fmt: skip
     if quiet:  # the results are in the folder
         return
-    shown = result.summary[["analysis", "system", "r", "ci_low", "ci_high", "n"]]
+    shown = result.summary[["analysis", "metric", "r", "ci_low", "ci_high", "n"]]
     typer.echo(shown.to_string(index=False, float_format=lambda x: f"{x:.3f}"))
     o = result.oov
     typer.echo(

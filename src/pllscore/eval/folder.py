@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from pllscore.errors import InputError
+from pllscore.results.columns import pair_columns_now
 
 __all__ = [
     "CONVENTION",
@@ -163,6 +164,7 @@ def merge_rows(output: Path | None, adding: bool, scored: Any) -> Any:
 
     if output is not None and adding:
         old = pd.read_parquet(output / "pairs.parquet")
+        old = old.rename(columns=pair_columns_now(old.columns))  # a folder written under the old names
         done = set(zip(scored["model_id"], scored["metric"]))
         keep = [(m, k) not in done for m, k in zip(old["model_id"], old["metric"])]
         scored = pd.concat([old[keep], scored], ignore_index=True)

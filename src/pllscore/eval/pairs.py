@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from pllscore.errors import NonFiniteError
+from pllscore.results.columns import column_part
 
 __all__ = ["accuracy", "norm_columns", "pair_norms", "pairs_tables", "score_pairs"]
 
@@ -54,10 +55,11 @@ def score_pairs(
             ``norms``, ``unigram`` and ``convention`` (what :func:`pllscore.eval.runs.run_blimp` passes).
 
     Returns:
-        A DataFrame: the pair columns, then ``model``, ``metric``, ``good_score``, ``bad_score``
+        A DataFrame: the pair columns, then ``model``, ``metric``, ``good_logprob``, ``bad_logprob``
         (summed log-probabilities, nats; NaN when a sentence had no scored token) and ``correct``
         (good > bad strictly; a tie, or a NaN on either side, is wrong); then per norm other than
-        ``sum``: ``good_<norm>``, ``bad_<norm>``, ``correct_<norm>``.
+        ``sum`` (written ``per_char``, ``norm_lp`` in names): ``good_logprob_<norm>``, ``bad_logprob_<norm>``,
+        ``correct_<norm>``.
     """
     import pandas as pd
 
@@ -82,17 +84,18 @@ def score_pairs(
         block = pairs.reset_index(drop=True).copy()
         block["model"] = scorer.name
         block["metric"] = metric
-        block["good_score"] = totals[gi]
-        block["bad_score"] = totals[bi]
-        unscored = np.isnan(block["good_score"].to_numpy()) | np.isnan(block["bad_score"].to_numpy())
-        block["correct"] = (block["good_score"] > block["bad_score"]) & ~unscored
+        block["good_logprob"] = totals[gi]
+        block["bad_logprob"] = totals[bi]
+        unscored = np.isnan(block["good_logprob"].to_numpy()) | np.isnan(block["bad_logprob"].to_numpy())
+        block["correct"] = (block["good_logprob"] > block["bad_logprob"]) & ~unscored
         if extra:
             values = [norm_values(r, extra, prepared.unigram) for r in results.for_metric(metric)]
             for n in extra:
                 per_sentence = np.array([v[n] for v in values], dtype=np.float64)
                 g, b = per_sentence[gi], per_sentence[bi]
-                block[f"good_{n}"], block[f"bad_{n}"] = g, b
-                block[f"correct_{n}"] = (g > b) & ~(np.isnan(g) | np.isnan(b))
+                name = column_part(n)
+                block[f"good_logprob_{name}"], block[f"bad_logprob_{name}"] = g, b
+                block[f"correct_{name}"] = (g > b) & ~(np.isnan(g) | np.isnan(b))
         frames.append(block)
     return pd.concat(frames, ignore_index=True)
 
@@ -124,7 +127,7 @@ def accuracy(scored: Any, by: Sequence[str]) -> Any:
     ``accuracy_<norm>`` for each ``correct_<norm>`` column of ``scored``.
     """
     keys = ["model", *(["model_id"] if "model_id" in scored.columns else []), "metric", *by]
-    frame = scored.assign(_unscored=scored["good_score"].isna() | scored["bad_score"].isna())
+    frame = scored.assign(_unscored=scored["good_logprob"].isna() | scored["bad_logprob"].isna())
     grouped = frame.groupby(keys, sort=False)
     out = grouped["correct"].agg(accuracy="mean", n="size")
     out["n_unscored"] = grouped["_unscored"].sum().astype("int64")
@@ -134,11 +137,13 @@ def accuracy(scored: Any, by: Sequence[str]) -> Any:
 
 
 def norm_columns(frame: Any) -> list[str]:
-    """The norms (other than ``sum``) whose ``correct_<norm>``/``accuracy_<norm>`` columns ``frame`` has, in order."""
+    """The norms (other than ``sum``, as column names: ``per_char``) whose ``correct_<norm>``/``accuracy_<norm>``
+    columns ``frame`` has, in order."""
     from pllscore.results.norms import NORMS
 
     cols = set(frame.columns)
-    return [n for n in NORMS if f"correct_{n}" in cols or f"accuracy_{n}" in cols]
+    names = [column_part(n) for n in NORMS]
+    return [n for n in names if f"correct_{n}" in cols or f"accuracy_{n}" in cols]
 
 
 def pairs_tables(scored: Any, group: str | None) -> tuple[Any, Any]:

@@ -59,7 +59,7 @@ class EvalResult:
 
         Columns ``model``, ``metric``, ``n_unscored`` and ``n`` (all its pairs).
         """
-        frame = self.pairs.assign(n_unscored=self.pairs["good_score"].isna() | self.pairs["bad_score"].isna())
+        frame = self.pairs.assign(n_unscored=self.pairs["good_logprob"].isna() | self.pairs["bad_logprob"].isna())
         counts = frame.groupby(["model", "metric"], sort=False)["n_unscored"].agg(n_unscored="sum", n="size")
         return counts[counts["n_unscored"] > 0].reset_index()
 
@@ -128,7 +128,7 @@ def run_blimp(
     :func:`pllscore.load`). ``progress``: a bar on stderr (None: only when stderr is a terminal).
 
     ``norm`` (:data:`pllscore.results.norms.NORMS`; ``sum`` is always there) adds per norm
-    ``good_<norm>``, ``bad_<norm>``, ``correct_<norm>`` to the pairs, ``accuracy_<norm>`` to the
+    ``good_logprob_<norm>``, ``bad_logprob_<norm>``, ``correct_<norm>`` to the pairs, ``accuracy_<norm>`` to the
     paradigms and ``Overall_<norm>`` to the summary; ``slor`` and ``norm-lp`` need ``unigram``
     (a token-count table or ``"wordfreq"``) or ``unigram_corpus`` (counted with each model's
     tokenizer). A folder's rows must have been made with the same norms and unigram source.

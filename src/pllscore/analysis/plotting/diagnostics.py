@@ -15,18 +15,18 @@ __all__ = ["scatter_panels"]
 def scatter_panels(
     data: Any, x: str, y: str, *, xlabel: str, ylabel: str, title: str, path: str | os.PathLike[str]
 ) -> str:
-    """One panel per ``system`` of ``data``: points, least-squares line, and Pearson r (95% CI, n) on top."""
+    """One panel per system (``metric``) of ``data``: points, least-squares line, and Pearson r (95% CI, n) on top."""
     from pllscore.analysis.stats import pearson
 
     plt = pyplot()
-    systems = list(dict.fromkeys(data["system"]))
+    systems = list(dict.fromkeys(data["metric"]))
     cols = min(len(systems), 5)
     rows = -(-len(systems) // cols)
     fig, axes = plt.subplots(rows, cols, figsize=(3.2 * cols, 3.0 * rows), squeeze=False, sharey=False)
     for ax in axes.flat[len(systems) :]:
         ax.set_visible(False)
     for ax, name in zip(axes.flat, systems):
-        g = data[data["system"] == name]
+        g = data[data["metric"] == name]
         xs, ys = g[x].to_numpy(dtype=float), g[y].to_numpy(dtype=float)
         ok = np.isfinite(xs) & np.isfinite(ys)
         ax.scatter(xs[ok], ys[ok], s=8, alpha=0.5, color="#1b9e77" if name != "causal" else "#666666", linewidths=0)

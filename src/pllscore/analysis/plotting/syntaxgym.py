@@ -87,7 +87,7 @@ def _draw_regions(ax: Any, rows: Any, numbers: list[int]) -> None:
     """One line per condition: mean surprisal over items at each region, with the standard error."""
     conditions = list(dict.fromkeys(rows["condition_name"].astype(str)))
     x = np.arange(len(numbers))
-    grouped = rows.groupby([rows["condition_name"].astype(str), "region_number"])["surprisal"]
+    grouped = rows.groupby([rows["condition_name"].astype(str), "region_number"])["surprisal_bits"]
     mean, sem, count = grouped.mean(), grouped.sem(), grouped.count()
     for i, cond in enumerate(conditions):
         shift = (i - (len(conditions) - 1) / 2) * 0.05
@@ -154,7 +154,8 @@ def read_tables(folder: str | os.PathLike[str]) -> tuple[Any, Any]:
 
     path = Path(folder)
     try:
-        regions = pd.read_csv(path / "regions.csv", keep_default_na=False, na_values={"surprisal": [""]})
+        regions = pd.read_csv(path / "regions.csv", keep_default_na=False, na_values={"surprisal_bits": [""]})
+        regions = regions.rename(columns={"surprisal": "surprisal_bits"})  # written by an older pllscore
         summary = pd.read_csv(path / "summary.csv")
     except FileNotFoundError as e:
         raise InputError(

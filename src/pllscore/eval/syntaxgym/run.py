@@ -28,7 +28,7 @@ from pllscore.eval.folder import output_folder, read_meta
 from pllscore.eval.settings import EvalSettings
 from pllscore.eval.syntaxgym.scores import Local, OnRay, check_final_eos
 from pllscore.eval.syntaxgym.suite import Suite, read_suite
-from pllscore.eval.syntaxgym.tables import PREDICTION_COLUMNS, REGION_COLUMNS, suite_tables, summary_table
+from pllscore.eval.syntaxgym.tables import PREDICTION_COLUMNS, REGION_COLUMNS, read_regions, suite_tables, summary_table
 from pllscore.jobs.table import check_metric_option
 from pllscore.settings import ModelSettings, RaySettings, TextSettings
 
@@ -95,7 +95,7 @@ class _Folder:
             raise InputError(f"{path} holds other results than syntaxgym's; use another output folder or --force")
         if meta is None or not has_rows:
             return empty
-        regions = pd.read_csv(path / "regions.csv", keep_default_na=False, na_values={"surprisal": [""]})
+        regions = read_regions(path / "regions.csv")
         predictions = pd.read_csv(path / "predictions.csv", keep_default_na=False)
         return cls(path, regions, predictions, meta)
 

@@ -1,6 +1,6 @@
 """A suite's scores as tables: one row per region, one per (item, prediction), and the accuracy summary.
 
-``regions``: ``suite, item_number, condition_name, region_number, content, surprisal`` (bits, the suite's
+``regions``: ``suite, item_number, condition_name, region_number, content, surprisal_bits`` (the suite's
 ``meta.metric``), ``n_tokens``, ``model``, ``metric`` (the model's: a PLL metric, or ``causal``), ``model_id``.
 ``predictions``: ``suite, item_number, prediction_id`` (0-based, as SyntaxGym's ``evaluate()``), ``formula``,
 ``result``, ``model``, ``metric``, ``model_id``. The summary: per suite, model and metric, the accuracy (the
@@ -15,14 +15,24 @@ from typing import Any
 from pllscore.errors import InputError
 from pllscore.eval.syntaxgym.regions import region_rows
 
-__all__ = ["PREDICTION_COLUMNS", "REGION_COLUMNS", "suite_tables", "summary_table"]
+__all__ = ["PREDICTION_COLUMNS", "REGION_COLUMNS", "read_regions", "suite_tables", "summary_table"]
 
 REGION_COLUMNS = [
-    *("suite", "item_number", "condition_name", "region_number", "content", "surprisal"),
+    *("suite", "item_number", "condition_name", "region_number", "content", "surprisal_bits"),
     *("n_tokens", "model", "metric", "model_id"),
 ]
 PREDICTION_COLUMNS = ["suite", "item_number", "prediction_id", "formula", "result", "model", "metric", "model_id"]
 _KEYS = ["suite", "model", "metric"]
+
+
+def read_regions(path: Any) -> Any:
+    """A ``regions.csv`` (contents as written, empty ones included; only an empty surprisal is NaN), its
+    surprisal column named ``surprisal_bits`` also when an older pllscore wrote it as ``surprisal``."""
+    import pandas as pd
+
+    na = {"surprisal_bits": [""], "surprisal": [""]}
+    regions = pd.read_csv(path, keep_default_na=False, na_values=na)
+    return regions.rename(columns={"surprisal": "surprisal_bits"})
 
 
 def suite_tables(suite: Any, results: Any, model: str, model_id: str) -> tuple[Any, Any]:
