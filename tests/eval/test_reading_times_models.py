@@ -18,6 +18,7 @@ import pandas as pd
 import pytest
 
 import pllscore
+from pllscore.eval.reading_times.run import surprisal_column
 from tests.conftest import TINY_BERT, TINY_GPT2
 from tests.test_cli import run
 
@@ -46,18 +47,18 @@ def ns_run(tmp_path_factory):
 
 
 def _words(out):
-    return pd.read_csv(out / "words.csv", keep_default_na=False, dtype={"text": str, "word": str})
+    return pd.read_csv(out / "words.csv", keep_default_na=False, dtype={"text_key": str, "word": str})
 
 
 def test_tables_and_lines(ns_run):
     tmp, out, done = ns_run
     words, fits = _words(out), pd.read_csv(out / "fits.csv")
     assert list(words.columns) == [
-        "text", "position", "word", "length", "zipf", "meanItemRT", "gmeanItemRT",
-        "surprisal:tiny-gpt2", "surprisal:tiny-bert-cased", "included:meanItemRT", "included:gmeanItemRT",
+        "text_key", "position", "word", "length", "zipf", "meanItemRT", "gmeanItemRT",
+        "tiny_gpt2_surprisal_bits", "tiny_bert_cased_surprisal_bits", "meanItemRT_included", "gmeanItemRT_included",
     ]  # fmt: skip
     assert len(words) == 10 * WORDS_PER_STORY
-    assert list(dict.fromkeys(words["text"])) == [str(i) for i in range(1, 11)]  # the texts in input order
+    assert list(dict.fromkeys(words["text_key"])) == [str(i) for i in range(1, 11)]  # the texts in input order
     assert list(fits.columns) == ["model", "measure", "n", "delta_ll", "delta_ll_se", "coef", "coef_se"]
     assert list(zip(fits["model"], fits["measure"])) == [
         (m, k) for m in ("tiny-gpt2", "tiny-bert-cased") for k in ("meanItemRT", "gmeanItemRT")
@@ -83,7 +84,7 @@ _CLOSING = "\"'”’»)]}"
 def _fitted(words: pd.DataFrame, measure: str, lo: float = 100, hi: float = 3000) -> np.ndarray:
     """The exclusion rules, written again: range, not the first two words, not at a sentence's edge."""
     ok = []
-    for _, text in words.groupby("text", sort=False):
+    for _, text in words.groupby("text_key", sort=False):
         ws = list(text["word"])
         final = [w.rstrip(_CLOSING).endswith((".", "!", "?")) for w in ws]
         for i, y in enumerate(text[measure]):
@@ -95,7 +96,7 @@ def _fitted(words: pd.DataFrame, measure: str, lo: float = 100, hi: float = 3000
 
 def _lagged(words: pd.DataFrame, column: str, k: int) -> np.ndarray:
     out = []
-    for _, text in words.groupby("text", sort=False):
+    for _, text in words.groupby("text_key", sort=False):
         v = text[column].to_numpy(float)
         out.extend([math.nan] * min(k, len(v)) + list(v[: max(len(v) - k, 0)]))
     return np.array(out)
@@ -104,14 +105,14 @@ def _lagged(words: pd.DataFrame, column: str, k: int) -> np.ndarray:
 def _recompute(words: pd.DataFrame, label: str, measure: str) -> dict:
     keep = _fitted(words, measure)
     base = [_lagged(words, c, k) for c in ("length", "zipf") for k in range(3)]
-    surp = [_lagged(words, f"surprisal:{label}", k) for k in range(3)]
+    surp = [_lagged(words, surprisal_column(label), k) for k in range(3)]
     ones = np.ones(len(words))
     X0 = np.column_stack([ones, *base])[keep]
     X1 = np.column_stack([ones, *surp, *base])[keep]
     y = words[measure].to_numpy(float)[keep]
-    texts = words["text"].to_numpy()[keep]
+    texts = words["text_key"].to_numpy()[keep]
     diffs = np.empty(len(y))
-    for t in dict.fromkeys(words["text"]):  # ten texts: leave one text out
+    for t in dict.fromkeys(words["text_key"]):  # ten texts: leave one text out
         test = texts == t
         ll = []
         for X in (X0, X1):
@@ -133,7 +134,7 @@ def test_fits_are_recomputed_from_words_csv(ns_run):
     words, fits = _words(out), pd.read_csv(out / "fits.csv", keep_default_na=False)
     for row in fits.itertuples():
         want = _recompute(words, row.model, row.measure)
-        assert list(words[f"included:{row.measure}"]) == list(want["keep"])
+        assert list(words[f"{row.measure}_included"]) == list(want["keep"])
         assert row.n == want["n"]
         for key in ("delta_ll", "delta_ll_se", "coef", "coef_se"):
             assert getattr(row, key) == pytest.approx(want[key], rel=1e-6, abs=1e-9), (row.model, row.measure, key)
@@ -157,12 +158,12 @@ def _score_command(tmp, model, texts, name, long=True):
 
 def _check_equal(words, label, scored):
     """words.csv's surprisals against the score command's table (one row per word; the value column is named
-    after the metric and what it holds: causal_surprisal_bits, word-l2r_surprisal_bits, seq2seq_surprisal_bits)."""
-    names = [f"{m}_surprisal_bits" for m in ("causal", "word-l2r", "seq2seq")]
+    after the metric and what it holds: causal_surprisal_bits, word_l2r_surprisal_bits, seq2seq_surprisal_bits)."""
+    names = [f"{m}_surprisal_bits" for m in ("causal", "word_l2r", "seq2seq")]
     (value,) = [c for c in scored.columns if c in names]
     assert len(scored) == len(words)
-    assert list(scored["word_text"].astype(str)) == list(words["word"])
-    got = words[f"surprisal:{label}"].to_numpy(float)
+    assert list(scored["word"].astype(str)) == list(words["word"])
+    got = words[surprisal_column(label)].to_numpy(float)
     want = scored[value].to_numpy(float)
     assert np.isfinite(got).all() and np.isfinite(want).all()
     np.testing.assert_allclose(got, want, atol=TOL_BITS, rtol=0)
@@ -172,7 +173,7 @@ def _check_equal(words, label, scored):
 def test_surprisal_is_the_score_command(ns_run, label, model):
     tmp, out, _ = ns_run
     words = _words(out)
-    texts = [" ".join(g["word"]) for _, g in words.groupby("text", sort=False)]
+    texts = [" ".join(g["word"]) for _, g in words.groupby("text_key", sort=False)]
     _check_equal(words, label, _score_command(tmp, model, texts, label))
 
 
@@ -195,7 +196,7 @@ def test_encoder_decoder_surprisal_is_the_score_command(tmp_path):
                                  word_column="w", measures="rt", output=tmp_path / "out", spillover=0)  # fmt: skip
     words = _words(tmp_path / "out")
     assert list(words["word"]) == list(table["w"]) and res.labels == ("t5",)
-    texts = [" ".join(g["word"]) for _, g in words.groupby("text", sort=False)]
+    texts = [" ".join(g["word"]) for _, g in words.groupby("text_key", sort=False)]
     _check_equal(words, "t5", _score_command(tmp_path, tmp_path / "t5", texts, "t5", long=False))
 
 
@@ -266,7 +267,7 @@ def readers(tmp_path_factory):
     small[["item", "zone", "word", "meanItemRT"]].to_csv(tmp / "words.csv", index=False)
     first = pllscore.reading_times(tmp / "words.csv", TINY_GPT2, text_column="item", position_column="zone",
                                    word_column="word", measures="meanItemRT")  # fmt: skip
-    s = first.words["surprisal:tiny-gpt2"].to_numpy(float)
+    s = first.words["tiny_gpt2_surprisal_bits"].to_numpy(float)
     rng = np.random.default_rng(0)
     rows = []
     for r, offset in enumerate([-60.0, -20.0, 0.0, 30.0, 80.0]):
@@ -296,8 +297,8 @@ def test_aggregated_readers_are_the_per_word_means(readers):
     means.to_csv(tmp / "means.csv", index=False)
     want = pllscore.reading_times(tmp / "means.csv", TINY_GPT2, **columns)
     # the readers' table starts with another story, so compare by story and position
-    got = res.words.sort_values(["text", "position"]).reset_index(drop=True)
-    exp = want.words.sort_values(["text", "position"]).reset_index(drop=True)
+    got = res.words.sort_values(["text_key", "position"]).reset_index(drop=True)
+    exp = want.words.sort_values(["text_key", "position"]).reset_index(drop=True)
     np.testing.assert_allclose(got["rt"], exp["rt"], rtol=1e-12)
-    assert list(got["included:rt"]) == list(exp["included:rt"])
+    assert list(got["rt_included"]) == list(exp["rt_included"])
     assert res.fits["coef"].iloc[0] == pytest.approx(want.fits["coef"].iloc[0], rel=1e-9)

@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from pllscore.eval.reading_times.run import surprisal_column
 from tests.real.conftest import TIMINGS, real_file
 from tests.test_cli import run
 
@@ -49,13 +50,13 @@ def test_surprisal_predicts_natural_stories_reading_times(gemma_rt: tuple[Path, 
 
 def test_first_story_surprisal_is_the_score_command(gemma_rt: tuple[Path, Path]) -> None:
     path, out = gemma_rt
-    words = pd.read_csv(out / "rt" / "words.csv", keep_default_na=False, dtype={"text": str, "word": str})
-    first = words[words["text"] == "1"]
+    words = pd.read_csv(out / "rt" / "words.csv", keep_default_na=False, dtype={"text_key": str, "word": str})
+    first = words[words["text_key"] == "1"]
     (out / "story1.txt").write_text(" ".join(first["word"]) + "\n", encoding="utf-8")
     done = run("score", str(out / "story1.txt"), "-m", str(path), "--words", "whitespace", "--long", "window",
                "--level", "word", "--base", "2", "--surprisal", "-o", str(out / "story1.csv"), "-q")  # fmt: skip
     assert done.returncode == 0, done.stderr
     scored = pd.read_csv(out / "story1.csv", keep_default_na=False)
-    assert list(scored["word_text"].astype(str)) == list(first["word"])
+    assert list(scored["word"].astype(str)) == list(first["word"])
     want = scored["causal_surprisal_bits"].to_numpy(float)
-    np.testing.assert_allclose(first[f"surprisal:{LABEL}"].to_numpy(float), want, atol=1e-3, rtol=0)
+    np.testing.assert_allclose(first[surprisal_column(LABEL)].to_numpy(float), want, atol=1e-3, rtol=0)

@@ -17,6 +17,7 @@ import numpy as np
 
 from pllscore.analysis.plotting.backend import pyplot
 from pllscore.errors import InputError
+from pllscore.results.columns import included_column, score_column_name, words_columns_now
 
 __all__ = ["BINS", "delta_ll_figure", "plot_reading_times", "read_tables", "reading_times_pngs", "rt_surprisal_figure"]
 
@@ -31,7 +32,10 @@ def read_tables(folder: str | os.PathLike[str]) -> tuple[Any, Any]:
     path = Path(folder)
     if not (path / "fits.csv").is_file() or not (path / "words.csv").is_file():
         raise InputError(f"{os.fspath(path)} has no words.csv and fits.csv; run pllscore reading-times -o there first")
-    words = pd.read_csv(path / "words.csv", keep_default_na=False, na_values=[""], dtype={"word": str, "text": str})
+    words = pd.read_csv(
+        path / "words.csv", keep_default_na=False, na_values=[""], dtype={"word": str, "text_key": str, "text": str}
+    )
+    words = words.rename(columns=words_columns_now(words.columns))  # a folder written under the old names
     fits = pd.read_csv(path / "fits.csv", keep_default_na=False, dtype={"model": str, "measure": str})
     return words, fits
 
@@ -67,8 +71,8 @@ def rt_surprisal_figure(words: Any, fits: Any, bins: int = BINS) -> Any:
     for i, model in enumerate(models):
         for j, measure in enumerate(measures):
             ax = axes[i][j]
-            keep = words[f"included:{measure}"].astype(str).str.lower().eq("true").to_numpy()
-            s = words[f"surprisal:{model}"].to_numpy(float)[keep]
+            keep = words[included_column(measure)].astype(str).str.lower().eq("true").to_numpy()
+            s = words[score_column_name(model, True, "bits")].to_numpy(float)[keep]
             y = words[measure].to_numpy(float)[keep]
             edges = np.unique(np.quantile(s, np.linspace(0, 1, bins + 1)))
             which = np.clip(np.searchsorted(edges, s, side="right") - 1, 0, len(edges) - 2)

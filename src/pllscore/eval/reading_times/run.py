@@ -34,9 +34,12 @@ from pllscore.eval.reading_times.predictors import (
 )
 from pllscore.eval.reading_times.surprisal import word_surprisals
 from pllscore.eval.reading_times.table import WordTable, read_word_table
+from pllscore.results.columns import included_column, score_column_name
 from pllscore.settings import ModelSettings
 
-__all__ = ["FIT_COLUMNS", "KIND", "ReadingTimesResult", "fit_table", "model_label", "reading_times"]
+__all__ = [
+    "FIT_COLUMNS", "KIND", "ReadingTimesResult", "fit_table", "model_label", "reading_times", "surprisal_column",
+]  # fmt: skip
 
 KIND = "reading-times"
 FIT_COLUMNS = ["model", "measure", "n", "delta_ll", "delta_ll_se", "coef", "coef_se"]
@@ -157,10 +160,10 @@ def reading_times(
     settings = model or ModelSettings()
     out_dir = _output(output)
     records = []
-    for label, m in zip(labels, given):  # one model at a time, each loaded once
+    for label, m, column in zip(labels, given, surprisal_columns(labels)):  # one model at a time, loaded once
         scorer = _load(m, settings)
         values = word_surprisals(scorer, texts, per_text, metric=metric, bow=bow, progress=progress, label=label)
-        words[f"surprisal:{label}"] = np.concatenate(values)
+        words[column] = np.concatenate(values)
         records.append(_model_record(scorer, label))
         del scorer
     rows, fits = fit_table(words, table, labels, spill, bounds, fold_of)
@@ -212,7 +215,7 @@ def fit_table(
     """The rows of ``words.csv`` and of ``fits.csv`` from the per-word predictors and surprisals (``words``)."""
     import pandas as pd
 
-    surprisal_cols = [f"surprisal:{label}" for label in labels]
+    surprisal_cols = surprisal_columns(labels)
     if table.subject:
         rows = table.frame.merge(words.drop(columns=["word"]), on=["text", "position"], how="left", sort=False)
         word_of_row = rows.merge(
@@ -230,7 +233,7 @@ def fit_table(
     rules = word_rules(words, spillover)[word_of_row]
     fit_rows = []
     for m in table.measures:
-        rows[f"included:{m}"] = included(rows[m], rules, bounds)
+        rows[included_column(m)] = included(rows[m], rules, bounds)
     for label, col in zip(labels, surprisal_cols):
         full_words = pd.concat(
             [design(words.rename(columns={col: "surprisal"}), ["surprisal"], spillover), base_words], axis=1
@@ -238,8 +241,8 @@ def fit_table(
         full = full_words.to_numpy()[word_of_row]
         finite = np.isfinite(full).all(axis=1)
         for m in table.measures:
-            keep = rows[f"included:{m}"].to_numpy() & finite
-            rows[f"included:{m}"] = keep
+            keep = rows[included_column(m)].to_numpy() & finite
+            rows[included_column(m)] = keep
             if not keep.any():
                 raise InputError(f"no row of measure {m!r} is fitted; check --range and the measure's values")
             fold = rows["text"].map(fold_of).to_numpy()[keep]
@@ -247,7 +250,25 @@ def fit_table(
             y = rows[m].to_numpy(dtype=float)[keep]
             fit = fit_measure(y, full[keep][:, n_surprisal:], full[keep], fold, groups)
             fit_rows.append([label, m, fit.n, fit.delta_ll, fit.delta_ll_se, fit.coef, fit.coef_se])
-    return rows, pd.DataFrame(fit_rows, columns=FIT_COLUMNS)
+    return rows.rename(columns={"text": "text_key"}), pd.DataFrame(fit_rows, columns=FIT_COLUMNS)
+
+
+def surprisal_column(label: str) -> str:
+    """The column of ``label``'s word surprisals (bits) in ``words.csv``: ``tiny_gpt2_surprisal_bits``."""
+    return score_column_name(label, True, "bits")
+
+
+def surprisal_columns(labels: Sequence[str]) -> list[str]:
+    """The surprisal columns of ``labels``, refused when two labels give one column name."""
+    columns = [surprisal_column(label) for label in labels]
+    for i, column in enumerate(columns):
+        j = columns.index(column)
+        if j != i:
+            raise InputError(
+                f"models {labels[j]!r} and {labels[i]!r} would share the column {column!r} of words.csv; "
+                "give one of them from a folder of another name"
+            )
+    return columns
 
 
 def _output(output: PathLike | None) -> Path | None:
