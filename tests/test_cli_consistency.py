@@ -62,7 +62,7 @@ def test_a_format_the_extension_agrees_with_or_cannot_name_is_taken(files):
     for name, fmt in (("o.csv", "csv"), ("o.scores", "jsonl"), ("o.txt", "csv")):
         done = run("score", str(files / "in.txt"), "-m", GPT2, "-o", str(files / name), "--format", fmt, "-q")
         assert done.returncode == 0, done.stderr
-    assert (files / "o.txt").read_text().startswith("row,text,")  # CSV, as asked: a .txt is any text table
+    assert (files / "o.txt").read_text().startswith("text_id,text,")  # CSV, as asked: a .txt is any text table
 
 
 def test_stride_without_long_window_is_refused(files):
