@@ -208,19 +208,18 @@ def test_blimp_without_model_or_data_names_both(monkeypatch, tmp_path):
 @pytest.mark.parametrize(
     ("argv", "suggested"),
     [
-        (["score", "--levl", "word"], "(Possible options: --level)"),
-        (["score", "--mdoel", "m"], "(Possible options: --model)"),
-        (["blimp", "--paradgm", "x"], "(Possible options: --paradigm)"),
+        (["score", "--levl", "word"], "--level"),
+        (["score", "--mdoel", "m"], "--model"),
+        (["blimp", "--paradgm", "x"], "--paradigm"),
         (["score", "--xyzzy"], None),
     ],
 )
 def test_a_mistyped_option_suggests_only_close_names(argv, suggested):
     said = _usage_error(run(*argv))
     assert said.startswith(f"Error: No such option: {argv[1]}")
-    if suggested is None:
-        assert "Possible options" not in said
-    else:
-        assert said.endswith(suggested), said  # not --help or --model for --levl, as click offered
+    # click words the suggestion as "(Possible options: --level)" or "Did you mean '--level'?" by version
+    offered = re.findall(r"--[\w-]+", said.removeprefix(f"Error: No such option: {argv[1]}"))
+    assert offered == ([suggested] if suggested else []), said  # not --help or --model for --levl, as click offered
 
 
 def test_near_options_compares_names_without_their_dashes():
