@@ -12,12 +12,12 @@ EXTRAS := test,ray,gguf,lm-eval,docs
 # transformers again, an import of 25 s instead of 10 (BENCHMARKS.md)
 unexport PYTHONDONTWRITEBYTECODE
 
+# uv installs the locked versions (requirements.lock, written by `make lock`) in seconds from its cache, the CPU
+# build of torch from the machine's wheel folder, without compiling all 20,000 modules' bytecode (54 s on 2 cores,
+# of which a run imports under a quarter: see above and scripts/warm_bytecode.py); where uv cannot, pip installs
+# as before (minutes)
 $(BIN)/.installed: pyproject.toml requirements.lock
 	$(PYTHON) -m venv $(VENV)
-	# uv installs the locked versions (requirements.lock, written by `make lock`) in seconds from its cache, the CPU
-	# build of torch from the machine's wheel folder, without compiling all 20,000 modules' bytecode (54 s on 2 cores,
-	# of which a run imports under a quarter: see above and scripts/warm_bytecode.py); where uv cannot, pip installs
-	# as before (minutes)
 	$(BIN)/pip install -q "uv==$(UV_VERSION)" \
 	  && $(BIN)/uv pip install -q --python $(BIN)/python --find-links $(WHEELS) -r requirements.lock \
 	  && $(BIN)/uv pip install -q --python $(BIN)/python --no-deps -e . \

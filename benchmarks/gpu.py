@@ -588,7 +588,7 @@ def main() -> None:
                 device_map(bench, specs["gpt2"], bpe, texts["BLiMP"][:1000])
             else:
                 causal(bench, name, specs[name], bpe, texts, n_pairs, args)
-        except Disagree as e:  # the other workloads still run: one device session is precious
+        except Disagree as e:  # the other workloads still run: time on the GPU machine is precious
             bench.note(f"* **{name} stopped before timing**: {e}")
         except Exception as e:  # an out-of-memory, an API this pllscore lacks: the rest still runs
             traceback.print_exc()

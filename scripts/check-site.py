@@ -2,8 +2,14 @@
 """Open the built documentation site in a real browser and check what a reader sees.
 
     make docs && .venv/bin/python scripts/check-site.py [--site site] [--shots /tmp]
+    .venv/bin/python scripts/check-site.py --wording-only      # the text check alone (no site, no browser)
 
-Serves site/ on 127.0.0.1 (a free port), opens it in headless Chromium through Playwright and
+First it reads the pages' sources (docs/, README.md, BENCHMARKS.md and the benchmark reports the site
+includes) and fails on any line that speaks of the project's own working sessions ("session 10", "this
+session"): the documents speak to readers, and the history lives in git. ``tests/test_docs.py`` runs this
+check. A Ray, Python or pytest session is not a working session and passes.
+
+Then it serves site/ on 127.0.0.1 (a free port), opens it in headless Chromium through Playwright and
 checks that:
 
 * every page of the site loads (HTTP 200), has a title heading and raises no JavaScript error;
@@ -14,7 +20,7 @@ checks that:
 It writes screenshots to --shots (default /tmp): pllscore-site-home.png, -metrics.png,
 -search.png, -api.png and -cli.png. Exits 1 with one line per failed check.
 
-Not part of `make test` (it needs a browser). Needs Playwright's Python package and a Chromium:
+The browser checks are not part of `make test` (they need a browser). Needs Playwright's Python package and a Chromium:
 ``pip install playwright`` and either ``apt-get install chromium`` (Debian; found at
 /usr/bin/chromium, or set CHROMIUM=/path) or ``playwright install chromium``.
 """
@@ -25,6 +31,7 @@ import argparse
 import functools
 import http.server
 import os
+import re
 import shutil
 import sys
 import threading
@@ -40,6 +47,31 @@ FLAGS = [
     "--disable-sync",
     "--no-first-run",
 ]
+
+
+#: how the project's own working sessions were spoken of: "session 10", "sessions 14 and 15", "this session",
+#: "an earlier session"; a Ray, Python, torch or pytest session is named by its kind and passes
+WORKING_SESSION = re.compile(
+    r"\bsessions? \d+|\b(?:this|that|these|those|either|earlier|later|previous|working|an earlier|a later|"
+    r"a previous|the previous|the next) sessions?\b",
+    flags=re.IGNORECASE,
+)
+
+
+def documents(root: Path) -> list[Path]:
+    """The sources of what a reader reads: docs/, README.md, BENCHMARKS.md and the benchmarks' reports."""
+    found = [root / "README.md", root / "BENCHMARKS.md", *sorted((root / "docs").rglob("*.md"))]
+    return [p for p in [*found, *sorted((root / "benchmarks").glob("*.md"))] if p.is_file()]
+
+
+def working_session_lines(root: Path) -> list[str]:
+    """``path:line: text`` of every line of :func:`documents` that speaks of a working session."""
+    said = []
+    for path in documents(root):
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if WORKING_SESSION.search(line):
+                said.append(f"{path.relative_to(root)}:{n}: speaks of a working session: {line.strip()[:100]}")
+    return said
 
 
 class _Quiet(http.server.SimpleHTTPRequestHandler):
@@ -161,7 +193,15 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--site", type=Path, default=ROOT / "site", help="the built site (make docs)")
     parser.add_argument("--shots", type=Path, default=Path("/tmp"), help="folder for the screenshots")
+    parser.add_argument("--root", type=Path, default=ROOT, help="the checkout whose documents are read")
+    parser.add_argument("--wording-only", action="store_true", help="check the documents' wording only")
     args = parser.parse_args()
+    wording = working_session_lines(args.root)
+    for failure in wording:
+        print(f"FAILED {failure}", file=sys.stderr)
+    if args.wording_only or wording:
+        print("wording check passed" if not wording else f"{len(wording)} line(s) speak of working sessions")
+        return 1 if wording else 0
     if not (args.site / "index.html").exists():
         print(f"{args.site} has no index.html: run `make docs` first", file=sys.stderr)
         return 1

@@ -173,3 +173,60 @@ def test_help_names_every_kind_of_model():
     for shown in (top, score):
         one_line = " ".join(shown.split())
         assert "masked LM" in one_line and "causal LM" in one_line and "encoder-decoder LM" in one_line
+
+
+def _usage_error(done: subprocess.CompletedProcess) -> str:
+    """The one ``Error:`` line of a usage error (exit 2, no traceback)."""
+    assert done.returncode == 2, done
+    assert "Traceback" not in done.stderr
+    lines = [line for line in done.stderr.splitlines() if line.startswith("Error: ")]
+    assert len(lines) == 1, done.stderr
+    return lines[0]
+
+
+def test_every_missing_required_option_in_one_message():
+    said = _usage_error(run("pairs"))
+    assert said == "Error: Missing option '--model' / '-m', argument 'file', option '--good' and option '--bad'."
+    assert _usage_error(run("pairs", "p.csv", "-m", "m", "--good", "g")) == "Error: Missing option '--bad'."
+    assert _usage_error(run("explain")) == "Error: Missing argument 'texts' and option '--model' / '-m'."
+
+
+def test_blimp_without_model_or_data_names_both(monkeypatch, tmp_path):
+    import pllscore.analysis.run
+
+    monkeypatch.setattr(pllscore.analysis.run, "shared_data", lambda relative: tmp_path / "no-such" / relative)
+    said = _usage_error(run("blimp"))
+    assert said.startswith("Error: Missing option '--model' / '-m' and option '--data' (the folder of BLiMP"), said
+    # with a model, the missing data is a usage error too: before the model loads, not after
+    assert _usage_error(run("blimp", "-m", "m")).startswith("Error: Missing option '--data' (the folder of BLiMP")
+    data = tmp_path / "blimp"
+    data.mkdir()
+    monkeypatch.setattr(pllscore.analysis.run, "shared_data", lambda relative: data)
+    assert _usage_error(run("blimp")) == "Error: Missing option '--model' / '-m'."
+
+
+@pytest.mark.parametrize(
+    ("argv", "suggested"),
+    [
+        (["score", "--levl", "word"], "--level"),
+        (["score", "--mdoel", "m"], "--model"),
+        (["blimp", "--paradgm", "x"], "--paradigm"),
+        (["score", "--xyzzy"], None),
+    ],
+)
+def test_a_mistyped_option_suggests_only_close_names(argv, suggested):
+    said = _usage_error(run(*argv))
+    assert said.startswith(f"Error: No such option: {argv[1]}")
+    # click words the suggestion as "(Possible options: --level)" or "Did you mean '--level'?" by version
+    offered = re.findall(r"--[\w-]+", said.removeprefix(f"Error: No such option: {argv[1]}"))
+    assert offered == ([suggested] if suggested else []), said  # not --help or --model for --levl, as click offered
+
+
+def test_near_options_compares_names_without_their_dashes():
+    from pllscore.cli.options import near_options
+
+    names = ["--help", "--level", "--model", "-m", "--no-eos"]
+    assert near_options("--levl", names) == ["--level"]
+    assert near_options("--modle", names) == ["--model"]
+    assert near_options("--eos", names) == []
+    assert near_options("--zzz", names) == []

@@ -202,3 +202,37 @@ def test_settings_reference_has_every_field():
                 assert f"`{flag.split('/')[0]}`" in row, (f.name, flag)
     with pytest.raises(ValueError, match="not a settings group"):
         hook.on_page_markdown("<!-- settings-reference: Settings -->", None)
+
+
+def _wording_check(root: Path) -> subprocess.CompletedProcess:
+    script = ROOT / "scripts" / "check-site.py"
+    return subprocess.run(
+        [sys.executable, str(script), "--wording-only", "--root", str(root)], capture_output=True, text=True
+    )
+
+
+def test_documents_do_not_speak_of_working_sessions():
+    """docs/, the README and BENCHMARKS.md speak to readers: no "session 10", no "this session" (check-site.py)."""
+    done = _wording_check(ROOT)
+    assert done.returncode == 0, done.stderr
+
+
+@pytest.mark.parametrize(
+    ("line", "fails"),
+    [
+        ("Measured in session 10 on the 2-core EPYC.", True),
+        ("Now (2026-11-27, sessions 14 and 15): a clean clone in 9 min.", True),
+        ("These paths run the same code, but this session had no GPU.", True),
+        ("It took 53 min (an earlier session).", True),
+        ("Several calls in one Python session keep the actors.", False),
+        ("The actors end with the Ray session; session fixtures are built once.", False),
+    ],
+)
+def test_the_wording_check_fails_on_a_working_session(tmp_path, line, fails):
+    (tmp_path / "docs" / "guide").mkdir(parents=True)
+    (tmp_path / "README.md").write_text("# pllscore\n")
+    (tmp_path / "docs" / "guide" / "page.md").write_text(f"# A page\n\n{line}\n")
+    done = _wording_check(tmp_path)
+    assert done.returncode == (1 if fails else 0), done.stderr
+    if fails:
+        assert "docs/guide/page.md:3: speaks of a working session" in done.stderr

@@ -17,7 +17,7 @@ from pllscore.cli.evaluate import blimp_command, pairs_command
 from pllscore.cli.explain import explain_command
 from pllscore.cli.lm_eval import LM_EVAL_CONTEXT, LM_EVAL_HELP, lm_eval_command
 from pllscore.cli.messages import cli_message
-from pllscore.cli.options import BEFORE_RUN
+from pllscore.cli.options import BEFORE_RUN, Command
 from pllscore.cli.reading_times import reading_times_command
 from pllscore.cli.report import report_command
 from pllscore.cli.rescore import rescore_command
@@ -39,15 +39,15 @@ app = typer.Typer(
     # click's plain help: every flag whole at any width (rich's option table cuts long ones at 80 columns)
     rich_markup_mode=None,
 )
-app.command("score")(score_command)
-app.command("explain")(explain_command)
-app.command("blimp")(blimp_command)
-app.command("pairs")(pairs_command)
-app.command("diagnose")(diagnose_command)
-app.command("report")(report_command)
-app.command("rescore")(rescore_command)
-app.command("syntaxgym")(syntaxgym_command)
-app.command("reading-times")(reading_times_command)
+app.command("score", cls=Command)(score_command)
+app.command("explain", cls=Command)(explain_command)
+app.command("blimp", cls=Command)(blimp_command)
+app.command("pairs", cls=Command)(pairs_command)
+app.command("diagnose", cls=Command)(diagnose_command)
+app.command("report", cls=Command)(report_command)
+app.command("rescore", cls=Command)(rescore_command)
+app.command("syntaxgym", cls=Command)(syntaxgym_command)
+app.command("reading-times", cls=Command)(reading_times_command)
 app.command("lm-eval", context_settings=LM_EVAL_CONTEXT, help=LM_EVAL_HELP, add_help_option=False)(lm_eval_command)
 
 

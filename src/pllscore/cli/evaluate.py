@@ -12,7 +12,7 @@ from typing import Annotated, Any
 
 import typer
 
-from pllscore.cli.options import Progress, Quiet, output_option, progress_of, with_settings
+from pllscore.cli.options import Progress, Quiet, output_option, progress_of, requires, with_settings
 from pllscore.eval.settings import EvalSettings
 from pllscore.settings import RunSettings
 
@@ -40,6 +40,17 @@ Models = Annotated[
 _OUTPUT = "Folder for the tables (rows are added)."
 
 
+def _blimp_data(values: dict[str, Any]) -> list[str]:
+    """--data, where no BLiMP is in ../shared/data/blimp to take its place: reported with a missing --model."""
+    if values.get("data") is not None:
+        return []
+    from pllscore.analysis.run import shared_data
+
+    folder = shared_data("blimp")
+    return [] if folder.is_dir() else [f"option '--data' (the folder of BLiMP <paradigm>.jsonl files; no {folder})"]
+
+
+@requires(_blimp_data)
 @with_settings(only=EVAL_FIELDS, overrides=_OVERRIDES)
 def blimp_command(
     model_names: Models,

@@ -10,20 +10,23 @@ are the ``Annotated`` aliases below.
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import functools
+import importlib
 import inspect
 import typing
 from collections.abc import Callable, Sequence
 from typing import Annotated, Any
 
 import typer
+from typer.core import TyperCommand
 
 from pllscore.errors import PllscoreError
 from pllscore.settings import Settings
 
 __all__ = [
-    "CausalModel", "Progress", "Quiet", "Stopped", "engine_option", "option_for", "output_option", "progress_of",
-    "with_settings",
+    "CausalModel", "Command", "Progress", "Quiet", "Stopped", "engine_option", "near_options", "option_for",
+    "output_option", "progress_of", "requires", "with_settings",
 ]  # fmt: skip
 
 Quiet = Annotated[
@@ -193,3 +196,75 @@ def with_settings(
         return command
 
     return wrap
+
+
+def near_options(typed: str, names: Sequence[str]) -> list[str]:
+    """The long options of ``names`` close to the mistyped ``typed`` (``--levl``: ``--level``, not ``--help``).
+
+    Compared without their leading dashes, which every name shares and which make any two short names look
+    alike to :func:`difflib.get_close_matches`."""
+    bare = {name.lstrip("-"): name for name in names if name.startswith("--")}
+    return [bare[m] for m in difflib.get_close_matches(typed.lstrip("-"), list(bare), n=3, cutoff=0.7)]
+
+
+def requires(check: Callable[[dict[str, Any]], list[str]]) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Mark a command with a requirement beyond its required parameters: ``check`` takes the parsed values (by
+    parameter name) and returns what is missing, each as the usage error names it (``option '--data' (...)``).
+    It is checked with the required parameters, before anything runs, and reported in the same message."""
+
+    def mark(func: Callable[..., Any]) -> Callable[..., Any]:
+        func.pllscore_requires = check  # type: ignore[attr-defined]
+        return func
+
+    return mark
+
+
+def _click_errors() -> Any:
+    """click's exceptions module: typer's own copy of click (typer >= 0.22) or the click package."""
+    core = TyperCommand.__mro__[1].__module__
+    return importlib.import_module(core.rsplit(".", 1)[0] + ".exceptions")
+
+
+class Command(TyperCommand):
+    """A command whose usage errors say at once everything that is missing (not one required option per run),
+    and suggest for a mistyped option only the names close to it."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        errors = _click_errors()
+        given = list(args)
+        try:
+            rest = super().parse_args(ctx, args)
+        except errors.NoSuchOption as e:
+            names = [n for p in self.get_params(ctx) for n in (*p.opts, *getattr(p, "secondary_opts", ()))]
+            e.possibilities = near_options(e.option_name, names)
+            raise
+        except errors.MissingParameter:
+            missing = self._missing(ctx, given, errors)
+            if len(missing) > 1:
+                raise errors.UsageError(_missing_message(missing), ctx) from None
+            raise
+        if missing := self._requirements(dict(ctx.params)):
+            raise errors.UsageError(_missing_message(missing), ctx)
+        return rest
+
+    def _requirements(self, values: dict[str, Any]) -> list[str]:
+        check = getattr(self.callback, "pllscore_requires", None)
+        return list(check(values)) if check else []
+
+    def _missing(self, ctx: Any, given: list[str], errors: Any) -> list[str]:
+        """Every required parameter the command line lacks (as click names it: ``option '--model' / '-m'``), then
+        the command's own requirements."""
+        opts, _, _ = self.make_parser(ctx).parse_args(args=given)
+        values, missing = {}, []
+        for param in self.get_params(ctx):
+            value, _ = param.consume_value(ctx, opts)
+            values[param.name] = value
+            if param.required and param.value_is_missing(value):
+                said = errors.MissingParameter(ctx=ctx, param=param).format_message()
+                missing.append(said.removeprefix("Missing ").rstrip("."))
+        return missing + self._requirements(values)
+
+
+def _missing_message(missing: list[str]) -> str:
+    """``Missing argument 'FILE', option '--model' / '-m' and option '--good'.``: one message for all of them."""
+    return f"Missing {', '.join(missing[:-1])} and {missing[-1]}." if len(missing) > 1 else f"Missing {missing[0]}."
