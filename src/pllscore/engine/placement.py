@@ -16,6 +16,7 @@ from typing import Any
 
 import torch
 
+from pllscore.engine.models import unavailable
 from pllscore.errors import InputError, ModelError
 from pllscore.settings.fields import check_device_map, parse_max_memory
 
@@ -49,9 +50,25 @@ def placement_options(
     out: dict[str, Any] = {"device_map": device_map}
     if max_memory is not None:
         out["max_memory"] = parse_max_memory(max_memory)
+    _check_named_devices(out.get("max_memory") or {}, "max_memory")
+    if isinstance(device_map, dict):
+        _check_named_devices({v: None for v in device_map.values()}, "device_map")
     if offload_folder is not None:
         out["offload_folder"] = os.fspath(offload_folder)
     return out
+
+
+def _check_named_devices(devices: dict[Any, Any], option: str) -> None:
+    """Refuse a device named in ``max_memory`` or a device map that this machine lacks, before accelerate
+    warns and fails deep in the load."""
+    for key in devices:
+        if key == "disk":
+            continue
+        device = torch.device("cuda", key) if isinstance(key, int) else torch.device(str(key))
+        why = unavailable(device)
+        if why is not None:
+            name = f"cuda:{key}" if isinstance(key, int) else str(key)
+            raise InputError(f"{option} names {name}, which is not available: {why}; leave {name} out of it")
 
 
 def is_spread(model: Any) -> bool:
