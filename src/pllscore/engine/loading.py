@@ -230,6 +230,7 @@ def _load(
         name=name,
         revision=revision or getattr(config, "_commit_hash", None),
         device=torch_device,
+        placement=placed,
     )
 
 

@@ -7,7 +7,7 @@ and :mod:`pllscore.engine.gguf` (a GGUF file). Nothing here loads a model.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import torch
@@ -60,6 +60,8 @@ class Loaded:
     name: str
     revision: str | None
     device: torch.device
+    #: the accelerate keywords it was placed with (``device_map``, ``max_memory``, ``offload_folder``), or empty
+    placement: Mapping[str, Any] = field(default_factory=dict)
 
 
 def check_kind(kind: str | None) -> None:

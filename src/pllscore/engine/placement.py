@@ -12,6 +12,7 @@ loads them). Tensors read from two parts' outputs are moved to the device of the
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from typing import Any
 
 import torch
@@ -20,7 +21,7 @@ from pllscore.engine.models import unavailable
 from pllscore.errors import InputError, ModelError
 from pllscore.settings.fields import check_device_map, parse_max_memory
 
-__all__ = ["input_device", "is_spread", "placement_options"]
+__all__ = ["input_device", "is_spread", "placement_options", "placement_record"]
 
 ACCELERATE = "pip install accelerate"
 
@@ -69,6 +70,28 @@ def _check_named_devices(devices: dict[Any, Any], option: str) -> None:
         if why is not None:
             name = f"cuda:{key}" if isinstance(key, int) else str(key)
             raise InputError(f"{option} names {name}, which is not available: {why}; leave {name} out of it")
+
+
+def placement_record(model: Any, options: Mapping[str, Any] | None = None) -> dict[str, Any] | None:
+    """Where accelerate put ``model``, for provenance: the device map it got (``hf_device_map``: each module's
+    device, ``cuda:N``, ``cpu`` or ``disk``) and the ``max_memory`` (bytes per device) and ``offload_folder`` of
+    ``options``, the keywords it was loaded with; None for a model that no device map placed."""
+    placed = model.__dict__.get("hf_device_map")
+    if not placed:
+        return None
+    options = options or {}
+    memory = options.get("max_memory")
+    folder = options.get("offload_folder")
+    return {
+        "device_map": {str(module): _device_name(device) for module, device in placed.items()},
+        "max_memory": None if memory is None else {_device_name(d): size for d, size in memory.items()},
+        "offload_folder": None if folder is None else os.path.abspath(folder),
+    }
+
+
+def _device_name(device: Any) -> str:
+    """accelerate's name of a device (an int is a CUDA GPU) as torch writes it: ``cuda:0``, ``cpu``, ``disk``."""
+    return f"cuda:{device}" if isinstance(device, int) and not isinstance(device, bool) else str(device)
 
 
 def is_spread(model: Any) -> bool:

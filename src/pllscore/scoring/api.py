@@ -9,6 +9,7 @@ from typing import Any
 import torch
 
 from pllscore.engine.loading import Kind, load_pretrained
+from pllscore.engine.placement import placement_record
 from pllscore.errors import ModelError
 from pllscore.metrics import DEFAULT_METRIC
 from pllscore.results.scores import Results
@@ -102,7 +103,9 @@ def load(
     kind_options = {"metric": metric, "bos": bos, "stride": stride, "share_prefixes": share_prefixes, "eos": eos}
     common = {"name": loaded.name, "revision": loaded.revision, "max_tokens": max_tokens, "long": long, "dtype": dtype}
     common.update(words=words, mask_by=mask_by, compile=compile, **{k: kind_options[k] for k in own})
-    return cls(loaded.model, loaded.tokenizer, **common)  # type: ignore[return-value]
+    scorer = cls(loaded.model, loaded.tokenizer, **common)
+    scorer.placement = placement_record(loaded.model, loaded.placement)  # with the max_memory it was given
+    return scorer  # type: ignore[return-value]
 
 
 def as_scorer(
