@@ -47,12 +47,16 @@ def test_python_load_refuses_a_missing_device_as_a_pllscore_error(cpu_only, devi
     assert isinstance(e.value, InputError)
     message = str(e.value)
     assert message.startswith(says) and "\n" not in message
-    assert "this machine has only the CPU" in message and message.endswith("use device='cpu' (or 'auto': the best device there is)")
+    assert "this machine has only the CPU" in message and message.endswith(
+        "use device='cpu' (or 'auto': the best device there is)"
+    )
 
 
 def test_a_max_memory_naming_a_missing_gpu_is_refused_before_the_load(cpu_only):
     pytest.importorskip("accelerate")
-    with pytest.raises(InputError, match=r"^max_memory names cuda:0, which is not available: .*only the CPU; leave cuda:0"):
+    with pytest.raises(
+        InputError, match=r"^max_memory names cuda:0, which is not available: .*only the CPU; leave cuda:0"
+    ):
         pllscore.load(TINY_GPT2, device_map="auto", max_memory="cuda:0=20GiB,cpu=60GiB")
     with pytest.raises(InputError, match=r"^device_map names cuda:1, which is not available"):
         pllscore.load(TINY_GPT2, device_map={"": "cuda:1"})

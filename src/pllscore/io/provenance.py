@@ -80,7 +80,14 @@ def model_record(scorer: Any) -> dict[str, Any]:
     encoder-decoder LM's ``eos``; where a device map placed it)."""
     eos = {"eos": scorer.eos} if scorer.kind == "seq2seq" else {}
     placed = getattr(scorer, "placement", None) or {}
-    return {"name": scorer.name, "revision": scorer.revision, "kind": scorer.kind, **eos, **_file_record(scorer), **placed}
+    return {
+        "name": scorer.name,
+        "revision": scorer.revision,
+        "kind": scorer.kind,
+        **eos,
+        **_file_record(scorer),
+        **placed,
+    }
 
 
 def placement(scorer: Any) -> dict[str, Any]:
@@ -102,6 +109,7 @@ def run_record(scorer: Any, metrics: Sequence[str]) -> dict[str, Any]:
         "dtype": str(getattr(scorer, "dtype", next(scorer.model.parameters()).dtype)).removeprefix("torch."),
         "autocast": bool(getattr(scorer, "autocast", False)),
         **placement(scorer),
+        "overlap": bool(getattr(getattr(scorer, "engine", None), "overlap", True)),
         "command": command_line(),
         **versions(),
     }

@@ -51,6 +51,7 @@ def load(
     device_map: str | dict[str, Any] | None = None,
     max_memory: str | dict[Any, Any] | None = None,
     offload_folder: str | os.PathLike[str] | None = None,
+    overlap: bool = True,
 ) -> MaskedScorer | CausalScorer | Seq2SeqScorer:
     """Load a model by Hub name or local folder and return the scorer for its kind.
 
@@ -85,6 +86,7 @@ def load(
         max_memory: with ``device_map``, the memory each device may hold: ``"cuda:0=20GiB,cpu=60GiB"``
             or a dict ``{0: "20GiB", "cpu": "60GiB"}``.
         offload_folder: with ``device_map``, the folder for the layers that fit in no device's memory.
+        overlap: launch the next batch while the device runs this one; ``False``: one at a time (the GPUs guide).
     """
     loaded = load_pretrained(
         name_or_path,
@@ -104,7 +106,7 @@ def load(
     common = {"name": loaded.name, "revision": loaded.revision, "max_tokens": max_tokens, "long": long, "dtype": dtype}
     common.update(words=words, mask_by=mask_by, compile=compile, **{k: kind_options[k] for k in own})
     scorer = cls(loaded.model, loaded.tokenizer, **common)
-    scorer.placement = placement_record(loaded.model, loaded.placement)  # with the max_memory it was given
+    scorer.placement, scorer.engine.overlap = placement_record(loaded.model, loaded.placement), bool(overlap)
     return scorer  # type: ignore[return-value]
 
 
