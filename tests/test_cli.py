@@ -217,3 +217,19 @@ def test_stride_reaches_the_causal_scorer(tmp_path, monkeypatch):
     done = run("score", "--text", "The cat sat.", "-m", GPT2, "--long", "window", "--stride", "7", "-q")
     assert done.returncode == 0, done.stderr
     assert seen["stride"] == 7 and seen["long"] == "window"
+
+
+def test_the_recorded_command_pasted_into_a_shell_runs_the_same_thing(tmp_path):
+    """The meta's command is quoted as a POSIX shell reads it: an argument with spaces and both quotes survives."""
+    import shlex
+
+    text = """She said "it's fine" \\ then left."""
+    out = tmp_path / "a b.csv"
+    args = ["score", "--text", text, "-m", GPT2, "-o", str(out), "-q"]
+    done = run(*args)
+    assert done.returncode == 0, done.stderr
+    command = json.loads((tmp_path / "a b.csv.meta.json").read_text())["command"]
+    assert shlex.split(command) == ["pllscore", *args]
+    pasted = subprocess.run(["bash", "-c", f"printf '%s\\n' {command.removeprefix('pllscore ')}"],
+                            capture_output=True, text=True, check=True)  # fmt: skip
+    assert pasted.stdout.splitlines() == args

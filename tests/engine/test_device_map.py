@@ -178,3 +178,42 @@ def test_placement_error_names_the_flag_once_on_the_command_line():
     with pytest.raises(InputError) as e:
         pllscore.load("unused", max_memory="cpu=1GiB")
     assert cli_message(e.value) == "--max-memory is for a device map: add --device-map auto, or drop it"
+
+
+def test_a_spread_runs_meta_records_the_placement_it_got(saved, tmp_path):
+    """The sidecar of a run with a device map records the map the model got (each module's device) with
+    max_memory and offload_folder, not the device of the inputs alone; a run on one device records its device."""
+    import json
+
+    from tests.test_cli import run
+
+    model, offload = str(saved / "gpt2"), tmp_path / "o"
+    base = ["score", "--text", SENTENCES[0], "--model", model, "-q"]
+    spread = run(*base, "--device-map", "auto", "--max-memory", "cpu=30KB", "--offload-folder", str(offload),
+                 "-o", str(tmp_path / "spread.csv"))  # fmt: skip
+    assert spread.returncode == 0, spread.stderr
+    meta = json.loads((tmp_path / "spread.csv.meta.json").read_text())
+    loaded = pllscore.load(model, device_map="auto", max_memory="cpu=30KB", offload_folder=offload)
+    assert meta["device_map"] == {k: str(v) for k, v in loaded.model.hf_device_map.items()}
+    assert "disk" in set(meta["device_map"].values())
+    assert meta["max_memory"] == {"cpu": 30_000} and meta["offload_folder"] == str(offload.resolve())
+    assert "device" not in meta
+    one = run(*base, "--device", "cpu", "-o", str(tmp_path / "one.csv"))
+    assert one.returncode == 0, one.stderr
+    meta = json.loads((tmp_path / "one.csv.meta.json").read_text())
+    assert meta["device"] == "cpu" and "device_map" not in meta
+
+
+def test_placement_record_names_gpus_as_torch_does():
+    from pllscore.engine.placement import placement_record
+
+    class Placed:
+        pass
+
+    model = Placed()
+    model.hf_device_map = {"embed": 0, "layers.0": 1, "layers.1": "cpu", "head": "disk"}
+    got = placement_record(model, {"max_memory": {0: 10, 1: 20, "cpu": 30}, "offload_folder": "off"})
+    assert got["device_map"] == {"embed": "cuda:0", "layers.0": "cuda:1", "layers.1": "cpu", "head": "disk"}
+    assert got["max_memory"] == {"cuda:0": 10, "cuda:1": 20, "cpu": 30}
+    assert got["offload_folder"].endswith("off") and got["offload_folder"].startswith("/")
+    assert placement_record(Placed()) is None

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from pllscore.engine.executor import Engine, Launch, into, precision, run_batches, to_device, to_host
+from pllscore.engine.executor import Engine, Launch, into, run_batches, to_device, to_host
 from pllscore.engine.heads import split_causal_lm
 from pllscore.engine.prefix_tree import plan_trees, run_trees, supports_trees
 from pllscore.engine.readout import Wants, pick_outputs, read_outputs
@@ -48,7 +48,7 @@ class CausalEngine(Engine):
         self, sequences: Sequence[Sequence[int]], wants: Wants | None, max_tokens: int, progress: bool | None
     ) -> list[Any]:
         seqs = [np.asarray(s, dtype=np.int64) for s in sequences]
-        with torch.inference_mode(), precision(self.device, self.autocast):
+        with torch.inference_mode(), self.running():
             trees = self.share_prefixes and self.padding == "pad" and supports_trees(self.model, seqs)
             rows = plan_trees(seqs, max_tokens) if trees else None
             if rows is not None:

@@ -28,6 +28,7 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
+from pllscore.engine.overlap import checked_launch, overlap_on, overlapping, record
 from pllscore.engine.placement import input_device
 from pllscore.errors import ModelError
 from pllscore.plan.batching import pack
@@ -60,10 +61,19 @@ class Engine:
         self.pad_token_id = pad_token_id
         self.vocab_size = vocab_size
         self.autocast = autocast
+        #: batches one ahead of another (False: each launched and finished in turn, blocking copies)
+        self.overlap = True
+        self._checked: set[Any] = set()  # the paths whose first batch the overlap self-check has run
 
     @property
     def device(self) -> torch.device:
         return input_device(self.model)
+
+    @contextlib.contextmanager
+    def running(self) -> Iterator[None]:
+        """Where the engine's batches run: :func:`precision`, and overlapped or not (:mod:`pllscore.engine.overlap`)."""
+        with precision(self.device, self.autocast), overlapping(self.overlap, self._checked):
+            yield
 
 
 def precision(device: torch.device, dtype: torch.dtype | None) -> Any:
@@ -141,6 +151,7 @@ def run_batches(
     counts = np.ones(len(lengths), dtype=np.int64) if counts is None else np.asarray(counts, dtype=np.int64)
     done = np.zeros(len(lengths), dtype=bool)
     budget = max_tokens
+    ahead, launch = overlap_on(), checked_launch(launch)  # the first batch checked on an accelerator, once a path
     # progress=None: tqdm shows a bar only when stderr is a terminal
     with tqdm(
         total=int(counts.sum()), desc=desc, unit=unit, disable=None if progress is None else not progress, leave=False
@@ -149,7 +160,7 @@ def run_batches(
             todo = np.flatnonzero(~done)
             batches = [todo[b] for b in pack(lengths[todo], budget, padding, min_fill=min_fill)]
             try:
-                for items in _launch_ahead(batches, launch):
+                for items in (_launch_ahead if ahead else _one_by_one)(batches, launch):
                     done[items] = True
                     bar.update(int(counts[items].sum()))
             except torch.cuda.OutOfMemoryError as e:
@@ -180,6 +191,13 @@ def _launch_ahead(batches: list[np.ndarray], launch: Launch) -> Iterator[np.ndar
         yield pending[0]
 
 
+def _one_by_one(batches: list[np.ndarray], launch: Launch) -> Iterator[np.ndarray]:
+    """Each batch launched and finished before the next (``overlap=False``)."""
+    for batch in batches:
+        launch(batch)()
+        yield batch
+
+
 def into(out: list[Any], launch: Callable[[np.ndarray], Callable[[], Sequence[Any]]]) -> Launch:
     """A :data:`Launch` made of one whose finish returns a batch's results: finishing files the result of item
     ``batch[k]`` at ``out[batch[k]]``."""
@@ -193,13 +211,14 @@ def into(out: list[Any], launch: Callable[[np.ndarray], Callable[[], Sequence[An
 
         return finish
 
+    launch_into.__wrapped__ = launch  # type: ignore[attr-defined]  # its path, for the overlap self-check
     return launch_into
 
 
 def to_device(data: np.ndarray | torch.Tensor, device: torch.device) -> torch.Tensor:
     """``data`` on ``device``; to a CUDA device through pinned memory, queued without blocking the host."""
     tensor = torch.from_numpy(data) if isinstance(data, np.ndarray) else data
-    if torch.device(device).type != "cuda" or tensor.is_cuda:
+    if torch.device(device).type != "cuda" or tensor.is_cuda or not overlap_on():
         return tensor.to(device)
     # the pinned block is not reused before the copy is done (torch's caching host allocator records it)
     return tensor.pin_memory().to(device, non_blocking=True)
@@ -214,13 +233,20 @@ def to_host(tensors: dict[str, torch.Tensor]) -> Callable[[], dict[str, np.ndarr
     batch's results only, while later batches' work may already be queued. Other tensors are copied when
     waited for (on a CPU: not copied at all).
     """
-    host = {k: _copy_started(v.double()) for k, v in tensors.items()}
-    events = [_recorded(device) for device in {v.device for v in tensors.values() if v.is_cuda}]
+    devices = {v.device.type for v in tensors.values()}
+    if not overlap_on():  # the plain path: copied now, the host waiting for them
+        host = {k: v.double().cpu() for k, v in tensors.items()}
+        events = []
+    else:
+        host = {k: _copy_started(v.double()) for k, v in tensors.items()}
+        events = [_recorded(device) for device in {v.device for v in tensors.values() if v.is_cuda}]
 
     def wait() -> dict[str, np.ndarray]:
         for event in events:
             event.synchronize()
-        return {k: v.cpu().numpy() for k, v in host.items()}
+        out = {k: v.cpu().numpy() for k, v in host.items()}
+        record(out, devices)  # kept while the overlap self-check runs
+        return out
 
     return wait
 

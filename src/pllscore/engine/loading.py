@@ -169,13 +169,14 @@ def load_pretrained(
     """
     weights = weights_dtype(dtype, autocast)
     placed = placement_options(device_map, max_memory, offload_folder, device)
+    torch_device = resolve_device(device)  # a device this machine lacks is refused before anything loads
     with _collector_paused(), _weights_bar_hidden():
-        return _load(name_or_path, device, weights, revision, kind, trust_remote_code, cache, placed)
+        return _load(name_or_path, torch_device, weights, revision, kind, trust_remote_code, cache, placed)
 
 
 def _load(
     name_or_path: str | os.PathLike[str],
-    device: str | torch.device,
+    torch_device: torch.device,
     weights: torch.dtype,
     revision: str | None,
     kind: Kind | None,
@@ -190,7 +191,6 @@ def _load(
     check_kind(kind)
     if file is not None and revision is not None:
         raise InputError(f"revision={revision!r} names a Hub commit; a GGUF file is local: leave revision out")
-    torch_device = resolve_device(device)
     if file is not None:
         if placed:
             raise InputError(
@@ -230,6 +230,7 @@ def _load(
         name=name,
         revision=revision or getattr(config, "_commit_hash", None),
         device=torch_device,
+        placement=placed,
     )
 
 

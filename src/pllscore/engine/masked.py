@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from pllscore.engine.executor import Engine, Finish, precision, run_batches, to_device, to_host
+from pllscore.engine.executor import Engine, Finish, run_batches, to_device, to_host
 from pllscore.engine.heads import split_masked_lm
 from pllscore.engine.last_layer import TargetRowsLastLayer
 from pllscore.engine.readout import Wants, pick_logprobs, pick_outputs, read_logprobs, read_outputs
@@ -54,7 +54,7 @@ class MaskedEngine(Engine):
 
             return finish
 
-        with torch.inference_mode(), precision(self.device, self.autocast):
+        with torch.inference_mode(), self.running():
             lengths = plan.copy_lengths()
             run_batches(lengths, max_tokens, launch, progress=progress, desc="masked copies", padding=self.padding)
         return out

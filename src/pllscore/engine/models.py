@@ -7,7 +7,7 @@ and :mod:`pllscore.engine.gguf` (a GGUF file). Nothing here loads a model.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import torch
@@ -23,16 +23,19 @@ __all__ = [
     "KINDS",
     "Kind",
     "Loaded",
+    "check_available",
     "check_kind",
     "class_kind",
     "compute_types",
     "detect_kind",
     "dtype_keyword",
     "float32_weights",
+    "machine_devices",
     "missing_weights",
     "one_line",
     "resolve_device",
     "resolve_dtype",
+    "unavailable",
     "weights_dtype",
 ]
 
@@ -57,6 +60,8 @@ class Loaded:
     name: str
     revision: str | None
     device: torch.device
+    #: the accelerate keywords it was placed with (``device_map``, ``max_memory``, ``offload_folder``), or empty
+    placement: Mapping[str, Any] = field(default_factory=dict)
 
 
 def check_kind(kind: str | None) -> None:
@@ -66,20 +71,67 @@ def check_kind(kind: str | None) -> None:
 
 
 def resolve_device(device: str | torch.device = "auto") -> torch.device:
-    """``"auto"`` picks cuda, then mps, then cpu; anything else is passed to ``torch.device``."""
+    """``"auto"`` picks cuda, then mps, then cpu; anything else is passed to ``torch.device`` and must be on this
+    machine (:func:`check_available`)."""
     if isinstance(device, torch.device):
+        check_available(device)
         return device
     if device == "auto":
         if torch.cuda.is_available():
             return torch.device("cuda")
-        mps = getattr(torch.backends, "mps", None)
-        if mps is not None and mps.is_available():
+        if _mps_available():
             return torch.device("mps")
         return torch.device("cpu")
     try:
-        return torch.device(device)
+        chosen = torch.device(device)
     except (RuntimeError, TypeError) as e:
         raise InputError(f"invalid device {device!r}; use 'auto', 'cpu', 'cuda', 'cuda:1' or 'mps'") from e
+    check_available(chosen, given=device)
+    return chosen
+
+
+def _mps_available() -> bool:
+    mps = getattr(torch.backends, "mps", None)
+    return mps is not None and mps.is_available()
+
+
+def machine_devices() -> list[str]:
+    """The devices torch can use on this machine: ``cuda:0``, ``cuda:1``, ..., ``mps``, then ``cpu``."""
+    out = [f"cuda:{i}" for i in range(torch.cuda.device_count())] if torch.cuda.is_available() else []
+    return [*out, *(["mps"] if _mps_available() else []), "cpu"]
+
+
+def unavailable(device: torch.device) -> str | None:
+    """Why ``device`` is not on this machine (what is missing, what there is), or None when it is.
+
+    A CUDA or MPS device torch cannot reach fails deep inside the first ``.to`` with an AssertionError or a
+    RuntimeError (or in accelerate, with a page of warnings first): asking here costs nothing."""
+    gpus = machine_devices()[:-1]
+    has = f"{', '.join(gpus)} and the CPU" if gpus else "only the CPU"
+    if device.type == "cuda":
+        if not torch.backends.cuda.is_built():
+            return f"this torch ({torch.__version__}) is built without CUDA, and this machine has {has}"
+        count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+        if count == 0:
+            return f"torch sees no CUDA GPU (is CUDA_VISIBLE_DEVICES empty?), and this machine has {has}"
+        if device.index is not None and device.index >= count:
+            return f"this machine has {count} CUDA GPU{'s' if count > 1 else ''}: {has}"
+    elif device.type == "mps" and not _mps_available():
+        return f"torch finds no Apple GPU (MPS) here; this machine has {has}"
+    elif device.type not in ("cpu", "cuda", "mps", "meta"):
+        module = getattr(torch, device.type, None)
+        if module is not None and hasattr(module, "is_available") and not module.is_available():
+            return f"torch finds no {device.type} device here; this machine has {has}"
+    return None
+
+
+def check_available(device: torch.device, given: Any = None) -> None:
+    """Refuse a device this machine does not have, in one line naming what it has, before any model loads."""
+    why = unavailable(device)
+    if why is not None:
+        name = str(given if given is not None else device)
+        fix = "use device='cpu' (or 'auto': the best device there is)"
+        raise InputError(f"device={name!r} is not available: {why}; {fix}")
 
 
 def resolve_dtype(dtype: str | torch.dtype | None) -> torch.dtype:

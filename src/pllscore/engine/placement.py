@@ -12,14 +12,16 @@ loads them). Tensors read from two parts' outputs are moved to the device of the
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from typing import Any
 
 import torch
 
+from pllscore.engine.models import unavailable
 from pllscore.errors import InputError, ModelError
 from pllscore.settings.fields import check_device_map, parse_max_memory
 
-__all__ = ["input_device", "is_spread", "placement_options"]
+__all__ = ["input_device", "is_spread", "placement_options", "placement_record"]
 
 ACCELERATE = "pip install accelerate"
 
@@ -49,9 +51,47 @@ def placement_options(
     out: dict[str, Any] = {"device_map": device_map}
     if max_memory is not None:
         out["max_memory"] = parse_max_memory(max_memory)
+    _check_named_devices(out.get("max_memory") or {}, "max_memory")
+    if isinstance(device_map, dict):
+        _check_named_devices({v: None for v in device_map.values()}, "device_map")
     if offload_folder is not None:
         out["offload_folder"] = os.fspath(offload_folder)
     return out
+
+
+def _check_named_devices(devices: dict[Any, Any], option: str) -> None:
+    """Refuse a device named in ``max_memory`` or a device map that this machine lacks, before accelerate
+    warns and fails deep in the load."""
+    for key in devices:
+        if key == "disk":
+            continue
+        device = torch.device("cuda", key) if isinstance(key, int) else torch.device(str(key))
+        why = unavailable(device)
+        if why is not None:
+            name = f"cuda:{key}" if isinstance(key, int) else str(key)
+            raise InputError(f"{option} names {name}, which is not available: {why}; leave {name} out of it")
+
+
+def placement_record(model: Any, options: Mapping[str, Any] | None = None) -> dict[str, Any] | None:
+    """Where accelerate put ``model``, for provenance: the device map it got (``hf_device_map``: each module's
+    device, ``cuda:N``, ``cpu`` or ``disk``) and the ``max_memory`` (bytes per device) and ``offload_folder`` of
+    ``options``, the keywords it was loaded with; None for a model that no device map placed."""
+    placed = model.__dict__.get("hf_device_map")
+    if not placed:
+        return None
+    options = options or {}
+    memory = options.get("max_memory")
+    folder = options.get("offload_folder")
+    return {
+        "device_map": {str(module): _device_name(device) for module, device in placed.items()},
+        "max_memory": None if memory is None else {_device_name(d): size for d, size in memory.items()},
+        "offload_folder": None if folder is None else os.path.abspath(folder),
+    }
+
+
+def _device_name(device: Any) -> str:
+    """accelerate's name of a device (an int is a CUDA GPU) as torch writes it: ``cuda:0``, ``cpu``, ``disk``."""
+    return f"cuda:{device}" if isinstance(device, int) and not isinstance(device, bool) else str(device)
 
 
 def is_spread(model: Any) -> bool:

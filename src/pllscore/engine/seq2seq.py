@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from pllscore.engine.executor import Engine, Finish, into, precision, run_batches, to_device, to_host
+from pllscore.engine.executor import Engine, Finish, into, run_batches, to_device, to_host
 from pllscore.engine.readout import Wants, pick_outputs
 from pllscore.plan.stems import StemPlan, plan_stems
 
@@ -84,7 +84,7 @@ class Seq2SeqEngine(Engine):
         src_of = np.array([which[k] for k in keys], dtype=np.int64)
         labs = [np.asarray(x, dtype=np.int64) for x in labels]
         out: list[Any] = [None] * len(labs)
-        with torch.inference_mode(), precision(self.device, self.autocast):
+        with torch.inference_mode(), self.running():
             states = self._encode([np.asarray(k, dtype=np.int64) for k in distinct], max_tokens)
 
             todo = np.arange(len(labs))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as _dt
 import hashlib
 import os
+import shlex
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -21,6 +22,7 @@ __all__ = [
     "model_record",
     "named_model_identity",
     "now",
+    "placement",
     "run_record",
     "source_file",
     "versions",
@@ -44,8 +46,9 @@ def versions() -> dict[str, str]:
 
 
 def command_line() -> str | None:
-    """The ``pllscore ...`` command being run, or None when called from Python."""
-    return " ".join(["pllscore", *sys.argv[1:]]) if Path(sys.argv[0]).name.startswith("pllscore") else None
+    """The ``pllscore ...`` command being run, quoted for a POSIX shell (pasted, it runs the same thing), or None
+    when called from Python."""
+    return shlex.join(["pllscore", *sys.argv[1:]]) if Path(sys.argv[0]).name.startswith("pllscore") else None
 
 
 def now() -> str:
@@ -74,9 +77,24 @@ def _file_record(scorer: Any) -> dict[str, Any]:
 
 def model_record(scorer: Any) -> dict[str, Any]:
     """Name, resolved revision (when known) and kind of a scorer's model (and its file's name and SHA-256; an
-    encoder-decoder LM's ``eos``)."""
+    encoder-decoder LM's ``eos``; where a device map placed it)."""
     eos = {"eos": scorer.eos} if scorer.kind == "seq2seq" else {}
-    return {"name": scorer.name, "revision": scorer.revision, "kind": scorer.kind, **eos, **_file_record(scorer)}
+    placed = getattr(scorer, "placement", None) or {}
+    return {
+        "name": scorer.name,
+        "revision": scorer.revision,
+        "kind": scorer.kind,
+        **eos,
+        **_file_record(scorer),
+        **placed,
+    }
+
+
+def placement(scorer: Any) -> dict[str, Any]:
+    """Where a scorer's model ran: ``{"device": ...}``, or for a model a device map placed, the map it got
+    (``device_map``: module -> ``cuda:N``, ``cpu`` or ``disk``) with its ``max_memory`` and ``offload_folder``."""
+    placed = getattr(scorer, "placement", None)
+    return dict(placed) if placed else {"device": str(scorer.device)}
 
 
 def run_record(scorer: Any, metrics: Sequence[str]) -> dict[str, Any]:
@@ -90,7 +108,8 @@ def run_record(scorer: Any, metrics: Sequence[str]) -> dict[str, Any]:
         "metrics": list(metrics),
         "dtype": str(getattr(scorer, "dtype", next(scorer.model.parameters()).dtype)).removeprefix("torch."),
         "autocast": bool(getattr(scorer, "autocast", False)),
-        "device": str(scorer.device),
+        **placement(scorer),
+        "overlap": bool(getattr(getattr(scorer, "engine", None), "overlap", True)),
         "command": command_line(),
         **versions(),
     }

@@ -9,6 +9,7 @@ from typing import Any
 import torch
 
 from pllscore.engine.loading import Kind, load_pretrained
+from pllscore.engine.placement import placement_record
 from pllscore.errors import ModelError
 from pllscore.metrics import DEFAULT_METRIC
 from pllscore.results.scores import Results
@@ -50,6 +51,7 @@ def load(
     device_map: str | dict[str, Any] | None = None,
     max_memory: str | dict[Any, Any] | None = None,
     offload_folder: str | os.PathLike[str] | None = None,
+    overlap: bool = True,
 ) -> MaskedScorer | CausalScorer | Seq2SeqScorer:
     """Load a model by Hub name or local folder and return the scorer for its kind.
 
@@ -84,6 +86,7 @@ def load(
         max_memory: with ``device_map``, the memory each device may hold: ``"cuda:0=20GiB,cpu=60GiB"``
             or a dict ``{0: "20GiB", "cpu": "60GiB"}``.
         offload_folder: with ``device_map``, the folder for the layers that fit in no device's memory.
+        overlap: launch the next batch while the device runs this one; ``False``: one at a time (the GPUs guide).
     """
     loaded = load_pretrained(
         name_or_path,
@@ -102,7 +105,9 @@ def load(
     kind_options = {"metric": metric, "bos": bos, "stride": stride, "share_prefixes": share_prefixes, "eos": eos}
     common = {"name": loaded.name, "revision": loaded.revision, "max_tokens": max_tokens, "long": long, "dtype": dtype}
     common.update(words=words, mask_by=mask_by, compile=compile, **{k: kind_options[k] for k in own})
-    return cls(loaded.model, loaded.tokenizer, **common)  # type: ignore[return-value]
+    scorer = cls(loaded.model, loaded.tokenizer, **common)
+    scorer.placement, scorer.engine.overlap = placement_record(loaded.model, loaded.placement), bool(overlap)
+    return scorer  # type: ignore[return-value]
 
 
 def as_scorer(

@@ -19,7 +19,7 @@ from pllscore.engine.compiling import compile_layers
 from pllscore.engine.loading import Kind, max_input_length
 from pllscore.engine.models import class_kind, compute_types
 from pllscore.engine.padding import Batching, batching_for
-from pllscore.engine.placement import input_device
+from pllscore.engine.placement import input_device, placement_record
 from pllscore.errors import InputError, ModelError, NonFiniteError
 from pllscore.plan.align import Span
 from pllscore.plan.words import check_mask_by, check_words
@@ -62,6 +62,8 @@ class Scorer:
 
     kind: Kind
     one_score = ""  # a kind with one score, named after it: what the score is (a metric's error)
+    #: where a device map put the model, for provenance (:func:`~pllscore.engine.placement.placement_record`)
+    placement: dict[str, Any] | None = None
 
     def __init__(
         self,
@@ -89,6 +91,7 @@ class Scorer:
             )
         self.model = model.eval()
         self.tokenizer = tokenizer
+        self.placement = placement_record(model)
         self.name = name or getattr(model.config, "_name_or_path", "") or type(model).__name__
         self.revision = revision
         self.max_length = max_input_length(model.config, tokenizer)

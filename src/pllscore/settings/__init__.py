@@ -116,6 +116,13 @@ class ModelSettings(Settings):
         flags=("--share-prefixes/--no-share-prefixes",),
         record=False,
     )
+    overlap: bool = setting(
+        True,
+        "Launch the next batch while the device runs this one (default); --no-overlap: one batch at a time, each "
+        "waited for (the same numbers).",
+        flags=("--overlap/--no-overlap",),
+        record=False,
+    )
     cache: bool = setting(
         True,
         "GGUF files: keep the converted weights in the user cache (PLLSCORE_CACHE) and load them from there.",
