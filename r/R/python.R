@@ -12,7 +12,7 @@ find_python <- function() {
     if (!file.exists(given)) {
       stop_pll(sprintf("PLLSCORE_PYTHON is %s, which does not exist; set it to a Python that has pllscore", given))
     }
-    return(list(path = normalizePath(given), source = "PLLSCORE_PYTHON"))
+    return(list(path = absolute(given), source = "PLLSCORE_PYTHON"))
   }
   venv <- getOption("pllscore.venv")
   if (!is.null(venv)) {
@@ -35,9 +35,16 @@ find_python <- function() {
 
 venv_python <- function(venv) {
   for (python in file.path(venv, c("bin/python", "Scripts/python.exe"))) {
-    if (file.exists(python)) return(python)  # a venv's python is a link: kept as it is, as the venv activates it
+    if (file.exists(python)) return(absolute(python))
   }
   NULL
+}
+
+# an absolute path whose links are kept: a venv's python is a link to the base Python, and only the link's path
+# makes Python take the venv's packages
+absolute <- function(path) {
+  path <- path.expand(path)
+  if (grepl("^(/|[A-Za-z]:[/\\\\])", path)) path else file.path(getwd(), path)
 }
 
 # pllscore and the bridge module (inst/python), imported once, unconverted: every conversion is explicit.

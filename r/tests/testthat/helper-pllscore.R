@@ -16,12 +16,15 @@ shared_dir <- function() {
 
 need_pllscore <- function() {
   shared <- shared_dir()
-  ok <- !is.null(shared) && tryCatch({
-    pllscore::pll_python()
-    TRUE
-  }, error = function(e) conditionMessage(e))
-  if (isTRUE(ok)) return(invisible(shared))
-  why <- if (is.null(shared)) "no shared/models folder found (set PLLSCORE_SHARED)" else ok
+  why <- if (is.null(shared)) {
+    "no shared/models folder found (set PLLSCORE_SHARED)"
+  } else {
+    tryCatch({
+      pllscore::pll_python()
+      NULL
+    }, error = function(e) conditionMessage(e))
+  }
+  if (is.null(why)) return(invisible(shared))
   if (identical(Sys.getenv("PLLSCORE_R_REQUIRE"), "1")) stop(why, call. = FALSE)
   testthat::skip(why)
 }

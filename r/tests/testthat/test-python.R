@@ -49,3 +49,17 @@ test_that("a Python without pllscore is one R error naming the fix", {
   expect_match(error, "pllscore is not installed in the Python R uses .*pip install pllscore.*PLLSCORE_PYTHON")
   expect_false(any(grepl("Traceback", out)))
 })
+
+test_that("PLLSCORE_PYTHON is kept as given, its link not resolved (a venv's python is a link)", {
+  target <- file.path(tempdir(), "base-python")
+  file.create(target)
+  link <- file.path(tempdir(), "venv-python")
+  skip_if_not(file.symlink(target, link), "no symbolic links here")
+  env <- Sys.getenv("PLLSCORE_PYTHON", unset = NA)
+  Sys.setenv(PLLSCORE_PYTHON = link)
+  on.exit({
+    if (is.na(env)) Sys.unsetenv("PLLSCORE_PYTHON") else Sys.setenv(PLLSCORE_PYTHON = env)
+    unlink(c(link, target))
+  })
+  expect_equal(pllscore:::find_python()$path, link)
+})
