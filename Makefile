@@ -1,4 +1,5 @@
 # Entry points: `make demo`, `make test`, `make docs`, `make test-real`, `make test-gpu`. Each creates .venv on first use.
+# `make r` installs R and the R package in r/ (docs/guide/r.md).
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -25,7 +26,7 @@ $(BIN)/.installed: pyproject.toml requirements.lock
 	       && $(BIN)/pip install -q -e ".[$(EXTRAS)]"; }
 	touch $@
 
-.PHONY: demo test test-gpu test-real docs venv lock
+.PHONY: demo test test-gpu test-real docs venv lock r
 venv: $(BIN)/.installed
 
 demo: venv
@@ -33,7 +34,8 @@ demo: venv
 
 # lint, the layers (import-linter contract in pyproject.toml) and the structure limits of docs/architecture.md,
 # then what a user installing the wheel meets, then the test suite (its summary line last); the suite builds
-# the documentation site strictly and runs every example on its pages (tests/test_docs.py). The suite runs on
+# the documentation site strictly and runs every example on its pages (tests/test_docs.py), and the R package's tests
+# where R is installed (tests/test_r.py; `make r`). The suite runs on
 # pytest-xdist workers, one per core (TEST_WORKERS=auto; 0 runs it in one process), each file's tests on one worker
 # and every Ray test on one (--dist loadscope with tests/conftest.py's scheduler), one torch thread per process:
 # on 2 cores 8-9.5 min against 21 in one process, and a clean clone 9-11 min in all (BENCHMARKS.md)
@@ -47,6 +49,19 @@ test: venv
 	@# test run imports, written once by one process before the run's processes all import it (a minute apart)
 	@$(BIN)/python scripts/warm_bytecode.py & warm=$$!; scripts/check-install.sh; code=$$?; wait $$warm; exit $$code
 	$(if $(filter 0,$(TEST_WORKERS)),,OMP_NUM_THREADS=1 )$(BIN)/python -m pytest -q --durations=10 -n $(TEST_WORKERS) --dist loadscope --no-loadscope-reorder
+
+# R from Debian's packages, without their recommends (with them, 700 packages), when R or one of the packages the R
+# package needs is missing (under a minute), then the R package in r/ into R's site library (root) or the user's;
+# `make test` then runs its tests (tests/test_r.py). Where R is already installed, on any OS, `R CMD INSTALL r` is the
+# whole install.
+R_DEBS := r-base-core r-cran-reticulate r-cran-testthat r-cran-lme4
+SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
+r:
+	@Rscript -e 'for (p in c("reticulate", "testthat", "lme4")) library(p, character.only = TRUE)' >/dev/null 2>&1 \
+	  || { $(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive \
+	       apt-get install -y -qq --no-install-recommends $(R_DEBS) >/dev/null; }
+	@if [ "$$(id -u)" = 0 ]; then R CMD INSTALL r; else \
+	  lib="$$(Rscript -e 'cat(Sys.getenv("R_LIBS_USER"))')" && mkdir -p "$$lib" && R CMD INSTALL -l "$$lib" r; fi
 
 # the exactness tests on CUDA (those marked gpu: the oracle to 1e-5, batch invariance, the architecture matrix,
 # bfloat16 error bounds, float32 with TF32 switched on), the oracle a float64 copy on the CPU (tests/device.py);

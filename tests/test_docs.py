@@ -1,9 +1,10 @@
 """The documentation site: it builds strictly, and every example on its pages runs as written.
 
 Each page under docs/ is one test per language: its ```python blocks run in order in one
-namespace (a page sets up its own scorers in its first block), its ```bash blocks run one by
-one with bash -e (``.venv/bin/python`` becomes this test's Python, ``.venv/bin/pllscore`` a command
-forked from a warm server of it: tests/cli_server.py),
+namespace (a page sets up its own scorers in its first block), its ```r blocks in order in one R
+session with the R package of r/ (tests/r_package.py; skipped in one line where R is not installed),
+its ```bash blocks run one by one with bash -e (``.venv/bin/python`` becomes this test's Python,
+``.venv/bin/pllscore`` a command forked from a warm server of it: tests/cli_server.py),
 both in a fresh temporary folder per page laid out as a checkout with ../shared beside it
 (:func:`tests.workspace.example_folder`): the examples write under relative names, so pages and
 test runs never share an output file.
@@ -26,6 +27,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.r_package import install, r_env
 from tests.ray_session import without_ray
 from tests.workspace import ROOT, example_folder, run_example
 
@@ -44,6 +46,7 @@ PRINTS = {
     "guide/errors.md": ["text 1 is whitespace only"],
     "guide/long-texts.md": ["strides differ: True"],  # the text is long enough for the strides to differ
     "guide/speed.md": ["True"],
+    "guide/r.md": ["surprisal_tiny_gpt2", "words has NA at 2; drop or fill those elements"],
 }
 
 
@@ -148,6 +151,19 @@ def test_bash_examples_run(page, tmp_path, example_env):
         ran += 1
     if not ran:
         pytest.skip(f"no bash block of {page} could run here")
+
+
+@pytest.mark.shared
+@pytest.mark.parametrize("page", _pages_with("r"))
+def test_r_examples_run(page, tmp_path):
+    library = install(tmp_path)  # skips in one line without R
+    work = example_folder(tmp_path)
+    script = tmp_path / "page.R"
+    script.write_text("\n".join(b.code for b in blocks(page, "r") if not b.skip_reason()))
+    done = subprocess.run(["Rscript", str(script)], cwd=work, capture_output=True, text=True, env=r_env(library))
+    assert done.returncode == 0, f"{page}\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+    for expected in PRINTS.get(page, []):
+        assert expected in done.stdout, f"{page} did not print {expected!r}"
 
 
 def test_api_reference_covers_the_public_names():

@@ -9,6 +9,7 @@ import sys
 
 import pytest
 
+from tests.r_package import install, r_env
 from tests.workspace import ROOT, example_folder, run_example
 
 README = (ROOT / "README.md").read_text()
@@ -21,7 +22,10 @@ def _blocks(lang: str) -> list[str]:
 def test_readme_opens_with_the_two_setup_commands():
     first = _blocks("bash")[0].strip().splitlines()
     assert [line.split("#")[0].strip() for line in first] == ["make demo", "make test"]
-    assert "make test" in (ROOT / ".ci" / "run").read_text()
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert "make test" in ci
+    for target in re.findall(r"^make (\S+)", ci, flags=re.M):  # every set-up step of CI is one the README shows
+        assert f"make {target}" in README, target
 
 
 def test_readme_is_a_landing_page():
@@ -46,6 +50,19 @@ def test_python_examples_run_in_order(monkeypatch, capsys, tmp_path):
     for block in blocks:
         exec(compile(block, "README.md", "exec"), namespace)
     assert "souvenir" in capsys.readouterr().out
+
+
+@pytest.mark.shared
+def test_r_example_runs(tmp_path):
+    """The R block, with the R package of r/ (a skip in one line where R is not installed)."""
+    (block,) = _blocks("r")
+    library = install(tmp_path)
+    script = tmp_path / "readme.R"
+    script.write_text(block + "print(d)\n")
+    work = example_folder(tmp_path)
+    done = subprocess.run(["Rscript", str(script)], cwd=work, capture_output=True, text=True, env=r_env(library))
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert "surprisal" in done.stdout and "bark." in done.stdout
 
 
 @pytest.mark.shared

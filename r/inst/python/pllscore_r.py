@@ -1,0 +1,112 @@
+"""What the R package needs on the Python side, besides pllscore itself: calls whose pllscore errors come
+back as values (R shows their one line, not a traceback) and tables moved column by column in plain
+Python lists (reticulate 1.28 converts neither pandas 3 frames nor numpy 2 arrays, and turns R's NA into
+"NA", -2147483648 or True). Nothing here scores."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+INT32 = 2**31 - 1
+
+
+def call(f: Any, *args: Any, **kwargs: Any) -> tuple[Any, ...]:
+    """``(True, value)``, or ``(False, error type, message)`` for a pllscore error (any other error is raised)."""
+    from pllscore.errors import PllscoreError
+
+    try:
+        return (True, f(*args, **kwargs))
+    except PllscoreError as e:
+        return (False, type(e).__name__, str(e))
+
+
+def columns(frame: Any) -> list[tuple[str, str, list[Any], list[int], list[str]]]:
+    """A pandas DataFrame's columns as ``(name, kind, values, na, levels)``: kind is ``double``, ``integer``,
+    ``logical``, ``character``, ``factor`` or ``list``; values are plain Python scalars (a missing value
+    replaced by a filler), ``na`` the 0-based rows that are missing, ``levels`` a factor's categories."""
+    import pandas as pd
+
+    out = []
+    for name in frame.columns:
+        col = frame[name]
+        na = [int(i) for i in col.isna().to_numpy().nonzero()[0]]
+        levels: list[str] = []
+        dtype = col.dtype
+        if isinstance(dtype, pd.CategoricalDtype):
+            kind, values, levels = "factor", [int(c) + 1 for c in col.cat.codes], [str(c) for c in dtype.categories]
+        elif pd.api.types.is_bool_dtype(dtype):
+            kind, values = "logical", [bool(v) for v in col.fillna(False).astype(bool)]
+        elif pd.api.types.is_integer_dtype(dtype):
+            ints = [int(v) for v in col.fillna(0).astype("int64")]
+            small = all(-INT32 <= v <= INT32 for v in ints)
+            kind, values = ("integer", ints) if small else ("double", [float(v) for v in ints])
+        elif pd.api.types.is_float_dtype(dtype):
+            kind, values = "double", [float(v) for v in col.fillna(0.0).astype("float64")]
+        elif pd.api.types.is_numeric_dtype(dtype):  # complex: as its text
+            kind, values = "character", [str(v) for v in col]
+        else:
+            kind, values, na = _objects(list(col))
+        out.append((str(name), kind, values, na, levels))
+    return out
+
+
+def _objects(cells: list[Any]) -> tuple[str, list[Any], list[int]]:
+    """Object cells: text (numbers and booleans by their kind when all are), or a list column."""
+    na = [i for i, v in enumerate(cells) if v is None or (isinstance(v, float) and math.isnan(v))]
+    missing = set(na)
+    present = [v for i, v in enumerate(cells) if i not in missing]
+    if present and all(isinstance(v, (list, tuple)) for v in present):
+        return "list", [None if i in missing else [_scalar(x) for x in v] for i, v in enumerate(cells)], na
+    if present and all(isinstance(v, bool) for v in present):
+        return "logical", [False if i in missing else bool(v) for i, v in enumerate(cells)], na
+    if present and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in present):
+        return "double", [0.0 if i in missing else float(v) for i, v in enumerate(cells)], na
+    return "character", ["" if i in missing else str(v) for i, v in enumerate(cells)], na
+
+
+def _scalar(x: Any) -> Any:
+    return x.item() if hasattr(x, "item") else x
+
+
+def frame(names: list[str], kinds: list[str], values: list[list[Any]], nas: list[list[int]]) -> Any:
+    """A pandas DataFrame from R's columns: ``kinds`` as :func:`columns` names them (a factor given as
+    text), ``nas`` the 0-based rows that are NA in R."""
+    import pandas as pd
+
+    data = {}
+    for name, kind, vals, na in zip(names, kinds, values, nas):
+        vals = list(vals) if isinstance(vals, (list, tuple)) else [vals]
+        missing = set(int(i) for i in (na if isinstance(na, (list, tuple)) else [na]))
+        if kind == "double":
+            data[name] = pd.Series([math.nan if i in missing else float(v) for i, v in enumerate(vals)], dtype="float64")
+        elif kind == "integer":
+            cells = [None if i in missing else int(v) for i, v in enumerate(vals)]
+            data[name] = pd.Series(cells, dtype="Int64" if missing else "int64")
+        elif kind == "logical":
+            cells = [None if i in missing else bool(v) for i, v in enumerate(vals)]
+            data[name] = pd.Series(cells, dtype="boolean" if missing else "bool")
+        else:
+            data[name] = pd.Series([None if i in missing else str(v) for i, v in enumerate(vals)], dtype=object)
+    return pd.DataFrame(data)
+
+
+def word_scores(results: Any) -> list[list[float]]:
+    """Per text of ``results`` (one metric), its word scores in the results' view."""
+    return [[float(w.score) for w in r.words] for r in results]
+
+
+def write_csv(frame: Any, path: str) -> None:
+    """A DataFrame as the CSV file pllscore reads back as it was (text cells stay text)."""
+    frame.to_csv(path, index=False)
+
+
+def as_frame(rows: Any) -> Any:
+    """A DataFrame from a DataFrame, an object with ``to_frame()``, or rows (dicts)."""
+    import pandas as pd
+
+    if isinstance(rows, pd.DataFrame):
+        return rows
+    if hasattr(rows, "to_frame"):
+        return rows.to_frame()
+    return pd.DataFrame(list(rows))

@@ -1,0 +1,4 @@
+library(testthat)
+library(pllscore)
+
+test_check("pllscore")
