@@ -28,6 +28,16 @@ ODD_CSV = (
     '6,"",x\r\n'
     "7,  ,y\r\n"
 )
+ODD_TSV = (  # no quoting in TSV: every quote is part of its cell
+    "\ufeffid\tsentence\tnote\r\n"
+    "1\tNA\t\r\n"
+    '2\t"Hello," she said.\tNA\r\n'
+    '3\t"Hi,\t""\r\n'
+    "\r\n"  # a blank line is no row, but is counted in the line numbers
+    "4\t\tx\n"
+    "5\t  \ty\n"
+    '6\t"a" b "c"\t\n'
+)
 ODD_JSONL = '{"text": "Ünïcödé\\u2028x", "id": 1}\n\n{"id": "x", "text": "b", "extra": [1, 2]}\r\n{"text": " "}\n'
 
 
@@ -36,7 +46,7 @@ def odd(tmp_path):
     files = {
         "a.txt": ODD_TXT.encode(),
         "b.csv": ODD_CSV.encode(),
-        "c.tsv": ODD_CSV.replace(",", "\t").encode(),
+        "c.tsv": ODD_TSV.encode(),
         "d.jsonl": ODD_JSONL.encode(),
         "mac.csv": b"id,sentence\r1,one\r2,\r3,three\r,",  # lone CR line ends (old Mac): read whole
     }
@@ -64,6 +74,9 @@ def test_what_a_row_is(odd):
     assert t.texts == ["NA", "null", "007", "True", 'a, b and "quotes"']
     assert t.frame["note"].tolist() == ["", "NA", "2024-01-01", "", "multi\nline"]
     assert t.frame["id"].tolist() == ["1", "2", "3", "4", "5"] and t.skipped == [5, 6]
+    t = read_input(odd / "c.tsv", skip_empty=True)
+    assert t.texts == ["NA", '"Hello," she said.', '"Hi,', '"a" b "c"'] and t.frame["note"][2] == '""'
+    assert (t.rows, t.lines, t.skipped, t.skipped_lines) == ([0, 1, 2, 5], [2, 3, 4, 8], [3, 4], [6, 7])
     t = read_input(odd / "d.jsonl", skip_empty=True)
     assert list(t.frame.columns) == ["text", "id", "extra"] and t.texts == ["Ünïcödé\u2028x", "b"]
     assert (t.rows, t.lines, t.skipped) == ([0, 1], [1, 3], [2])
@@ -107,7 +120,7 @@ def test_the_first_error_of_the_file_wins_whatever_the_blocks(tmp_path):
     # and a ragged row (a parse error) is reported rather than a missing column
     (tmp_path / "y.csv").write_text("sentence\nOne.\nTwo.\nThree.\n4,5\n")
     for block_rows in (None, 1):
-        with pytest.raises(InputError, match="Expected 1 fields in line 5, saw 2"):
+        with pytest.raises(InputError, match=r"line 5 of .*y.csv has 2 cells but its header \(line 1\) has 1"):
             list(read_blocks(tmp_path / "y.csv", column="nope", block_rows=block_rows))
 
 

@@ -203,9 +203,10 @@ def run_pairs(
 
 def _read_pairs(file: PathLike, good: str, bad: str, group: str | None) -> Any:
     """The table of pairs, refused when a column is missing or a sentence is empty."""
-    from pllscore.io.readers import read_table
+    from pllscore.io.input_table import rows_at
+    from pllscore.io.readers import read_located_table
 
-    table = read_table(file)
+    table, source = read_located_table(file)
     for role, col in (("good", good), ("bad", bad), ("group", group)):
         if col is not None and col not in table.columns:
             raise InputError(
@@ -215,6 +216,6 @@ def _read_pairs(file: PathLike, good: str, bad: str, group: str | None) -> Any:
         empty = [i for i, t in enumerate(table[col]) if not isinstance(t, str) or not t.strip()]
         if empty:
             raise InputError(
-                f"column {col!r} of {os.fspath(file)} has empty texts (rows {', '.join(map(str, empty[:10]))})"
+                f"column {col!r} of {source} has empty texts ({rows_at(source, empty)}); fill or remove them"
             )
     return table

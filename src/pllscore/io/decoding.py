@@ -14,7 +14,7 @@ from typing import Any
 
 from pllscore.errors import InputError
 
-__all__ = ["decoded", "has_lone_cr", "open_binary"]
+__all__ = ["decoded", "open_binary"]
 
 _BOM = b"\xef\xbb\xbf"
 _READ = 1 << 20  # bytes read from a text file at a time
@@ -28,18 +28,6 @@ def open_binary(name: str, source: str) -> Any:
         return open(name, "rb")
     except OSError as e:
         raise InputError(f"cannot read {source}: {e.strerror}; check its permissions") from None
-
-
-def has_lone_cr(name: str) -> bool:
-    """Whether a file has a ``\\r`` not followed by ``\\n``."""
-    with open(name, "rb") as f:
-        last = b""
-        while data := f.read(_READ):
-            buf = last + data
-            if buf.count(b"\r") != buf.count(b"\r\n") + buf.endswith(b"\r"):
-                return True
-            last = buf[-1:]
-    return last == b"\r"
 
 
 def decoded(f: Any, source: str) -> Iterator[str]:

@@ -14,7 +14,7 @@ from typing import Any
 from pllscore.errors import InputError
 from pllscore.io.rows import Piece
 
-__all__ = ["LIST_SOURCE", "InputTable", "input_tables", "numbered"]
+__all__ = ["LIST_SOURCE", "InputTable", "TableSource", "input_tables", "numbered", "row_at", "rows_at"]
 
 #: the source name of texts given as a list (``--text``, or a list in Python): messages number them as texts
 LIST_SOURCE = "the texts given"
@@ -24,6 +24,35 @@ def numbered(numbers: Sequence[int], unit: str) -> str:
     """``"lines 2, 5"``: ``unit`` and the first ten numbers, then how many more."""
     more = f" and {len(numbers) - 10} more" if len(numbers) > 10 else ""
     return f"{unit} {', '.join(map(str, numbers[:10]))}{more}"
+
+
+class TableSource(str):
+    """A table's name, as messages show it, that also knows the line of the file each of its rows starts on.
+
+    It is the name itself wherever a string is wanted; :func:`row_at` names a row by its line.
+    """
+
+    lines: tuple[int | None, ...]
+
+    def __new__(cls, name: str, lines: Sequence[int | None]) -> TableSource:
+        made = super().__new__(cls, name)
+        made.lines = tuple(lines)
+        return made
+
+
+def row_at(source: str, i: int) -> str:
+    """Row ``i`` (0-based) of ``source`` as a user finds it: ``"line 9 of data.csv"``, else ``"row 7 of data"``."""
+    lines = getattr(source, "lines", ())
+    line = lines[i] if i < len(lines) else None
+    return f"line {line} of {source}" if line is not None else f"row {i} of {source}"
+
+
+def rows_at(source: str, rows: Sequence[int]) -> str:
+    """Rows (0-based) of ``source`` as :func:`row_at` names one: ``"lines 3, 9"``, else ``"rows 1, 7"``."""
+    lines = getattr(source, "lines", ())
+    if rows and all(i < len(lines) and lines[i] is not None for i in rows):
+        return numbered([lines[i] for i in rows], "lines")  # type: ignore[misc]
+    return numbered(rows, "rows")
 
 
 @dataclass(frozen=True)

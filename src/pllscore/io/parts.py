@@ -17,6 +17,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from pllscore.io.delimited import tsv_text
+
 __all__ = [
     "commit_file",
     "join_parts",
@@ -56,8 +58,10 @@ def part_index(part: Path) -> int:
 
 def serialize(frame: Any, fmt: str, header: bool) -> str:
     """``frame`` as csv, tsv or jsonl text (``header``: whether csv/tsv starts with the header line)."""
-    if fmt in ("csv", "tsv"):
-        return str(frame.to_csv(index=False, header=header, sep="," if fmt == "csv" else "\t", lineterminator="\n"))
+    if fmt == "csv":
+        return str(frame.to_csv(index=False, header=header, lineterminator="\n"))
+    if fmt == "tsv":  # cells as they are: TSV has no quoting (see pllscore.io.delimited)
+        return tsv_text(frame, header)
     if fmt == "jsonl":
         return "".join(
             json.dumps(r, ensure_ascii=False, allow_nan=False, separators=(",", ":")) + "\n"

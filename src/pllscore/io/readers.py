@@ -12,16 +12,20 @@ cells, row numbers and errors either way. What a row is:
 * ``.txt``: one text per line. Lines end at ``\\n`` only (``\\r`` before it is dropped); a
   UTF-8 byte order mark at the start of the file is dropped; every other character (tabs, form
   feeds, U+0085, U+2028, trailing spaces) stays in the text.
-* ``.csv``/``.tsv``: a header line, then one row per record (quoted cells may hold the
-  separator, quotes and newlines). Every cell is the exact string in the file: ``NA``,
-  ``null``, ``007``, ``2024-01-01`` and ``True`` stay text, an empty cell is ``""``.
+* ``.csv``: a header line, then one row per record (quoted cells may hold commas, doubled
+  quotes and newlines). ``.tsv``: a header line, then one row per line, cells split at tabs
+  and never unquoted (``"Hello," she said.`` is that string). Every cell is the exact string
+  in the file: ``NA``, ``null``, ``007``, ``2024-01-01`` and ``True`` stay text, an empty
+  cell is ``""``; blank lines are no rows. A ``.csv`` whose header holds tabs and no comma is
+  refused (it is a TSV file misnamed).
 * ``.jsonl``: one JSON object per non-blank line; values keep their JSON types, and the
   columns are the keys of the whole file in order of first appearance.
 * ``.parquet``: the rows, columns and types of the file.
 
 The reading is done in layers, each its own module: :mod:`pllscore.io.formats` names the format,
 :mod:`pllscore.io.decoding` turns bytes into text, :mod:`pllscore.io.rows` turns text into rows
-per format, and :mod:`pllscore.io.input_table` picks and checks the text column.
+per format (:mod:`pllscore.io.delimited` for CSV and TSV), and :mod:`pllscore.io.input_table`
+picks and checks the text column.
 """
 
 from __future__ import annotations
@@ -33,10 +37,10 @@ from typing import Any
 from pllscore.errors import InputError
 from pllscore.io.formats import INPUT_FORMATS as FORMATS
 from pllscore.io.formats import detect_format
-from pllscore.io.input_table import LIST_SOURCE, InputTable, input_tables
+from pllscore.io.input_table import LIST_SOURCE, InputTable, TableSource, input_tables
 from pllscore.io.rows import read_pieces
 
-__all__ = ["FORMATS", "InputTable", "detect_format", "read_blocks", "read_input", "read_table"]
+__all__ = ["FORMATS", "InputTable", "detect_format", "read_blocks", "read_input", "read_located_table", "read_table"]
 
 
 def read_input(
@@ -98,11 +102,16 @@ def read_blocks(
 
 def read_table(path: str | os.PathLike[str], *, fmt: str | None = None) -> Any:
     """Read a csv/tsv/jsonl/parquet table whole (all columns as read), with the same checks as :func:`read_input`."""
+    return read_located_table(path, fmt=fmt)[0]
+
+
+def read_located_table(path: str | os.PathLike[str], *, fmt: str | None = None) -> tuple[Any, TableSource]:
+    """:func:`read_table`, and the file's name knowing each row's line (for :func:`~pllscore.io.input_table.row_at`)."""
     name = os.fspath(path)
     kind = detect_format(name, fmt)
     if kind == "txt":
-        raise InputError(f"{name!r} is plain text; minimal pairs need a table (csv, tsv, jsonl or parquet)")
+        raise InputError(f"{name!r} is plain text; this needs a table (csv, tsv, jsonl or parquet)")
     if not os.path.isfile(name):
         raise InputError(f"input file {name!r} not found; check the path")
-    ((frame, _),) = read_pieces(name, kind, name, None)
-    return frame
+    ((frame, lines),) = read_pieces(name, kind, name, None)
+    return frame, TableSource(name, lines)

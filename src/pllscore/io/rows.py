@@ -7,14 +7,14 @@ see :mod:`pllscore.io.input_table`.
 
 from __future__ import annotations
 
-import io
 import json
 import sys
 from collections.abc import Iterator
 from typing import Any
 
 from pllscore.errors import InputError
-from pllscore.io.decoding import decoded, has_lone_cr, open_binary
+from pllscore.io.decoding import decoded, open_binary
+from pllscore.io.delimited import delimited_pieces
 
 __all__ = ["Piece", "read_pieces"]
 
@@ -39,17 +39,8 @@ def read_pieces(name: str, kind: str, source: str, block_rows: int | None) -> It
         with open_binary(name, source) as f:
             yield from _txt_pieces(decoded(f, source), block_rows)
     else:
-        sep = "," if kind == "csv" else "\t"
         with open_binary(name, source) as f:
-            # pandas' parser, read in chunks, can fail where a whole read does not when a lone \r
-            # ends lines (old Mac files): such files, and stdin, are read whole and then cut
-            stream = block_rows is not None and name != "-" and not has_lone_cr(name)
-            if stream:
-                yield from _delimited_pieces(decoded(f, source), source, sep, block_rows)
-            else:
-                ((frame, lines),) = _delimited_pieces(decoded(f, source), source, sep, None)
-        if not stream:
-            yield from _cut(frame, lines, block_rows)
+            yield from delimited_pieces(decoded(f, source), source, kind, block_rows)
 
 
 def _txt_pieces(chunks: Iterator[str], block_rows: int | None) -> Iterator[Piece]:
@@ -71,50 +62,6 @@ def _txt_pieces(chunks: Iterator[str], block_rows: int | None) -> Iterator[Piece
         texts.append(tail.rstrip("\r"))
     if texts or not given:
         yield pd.DataFrame({"text": texts}), list(range(start, start + len(texts)))
-
-
-class _TextStream(io.TextIOBase):
-    """A readable text stream over decoded pieces, for pandas' CSV parser."""
-
-    def __init__(self, chunks: Iterator[str]) -> None:
-        super().__init__()
-        self._chunks, self._buf = chunks, ""
-
-    def readable(self) -> bool:
-        return True
-
-    def read(self, size: int | None = -1) -> str:
-        if size is None or size < 0:
-            out, self._buf = self._buf + "".join(self._chunks), ""
-            return out
-        while len(self._buf) < size:
-            chunk = next(self._chunks, None)
-            if chunk is None:
-                break
-            self._buf += chunk
-        out, self._buf = self._buf[:size], self._buf[size:]
-        return out
-
-
-def _delimited_pieces(chunks: Iterator[str], source: str, sep: str, block_rows: int | None) -> Iterator[Piece]:
-    """A header line, then rows; every cell the exact string in the file (no NA, number or date parsing)."""
-    import pandas as pd
-
-    opts: dict[str, Any] = {"sep": sep, "dtype": str, "keep_default_na": False, "quoting": 0}
-    first = 0
-    try:
-        stream = _TextStream(chunks)
-        frames = (
-            [pd.read_csv(stream, **opts)] if block_rows is None else pd.read_csv(stream, chunksize=block_rows, **opts)
-        )
-        for frame in frames:
-            # line numbers assume one physical line per row (header on line 1); quoted newlines shift them
-            yield frame.reset_index(drop=True), list(range(first + 2, first + 2 + len(frame)))
-            first += len(frame)
-    except pd.errors.EmptyDataError:
-        raise InputError(f"{source} is empty; it needs a header line and at least one row") from None
-    except pd.errors.ParserError as e:
-        raise InputError(f"cannot parse {source}: {_first_line(e)}; check its quoting and separators") from None
 
 
 def _read_jsonl(text: str, source: str) -> Piece:

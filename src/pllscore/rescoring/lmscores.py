@@ -61,9 +61,9 @@ def score_hypotheses(
         if resume:
             raise InputError("--resume needs a file for the LM scores; give -o (or --lm-scores)")
         buffer = io.StringIO()
-        summary = score_file(given, None, stream=buffer, **common)
+        summary = score_file(given, None, stream=buffer, format="csv", **common)
         buffer.seek(0)
-        table = pd.read_csv(buffer, sep="\t")  # the numbers are what is read back (an empty cell is NaN)
+        table = pd.read_csv(buffer)  # the numbers are what is read back (an empty cell is NaN)
     else:
         summary = score_file(given, lm_scores, resume=resume, force=force, **common)
         table = _read_scores(os.fspath(lm_scores))
@@ -88,4 +88,6 @@ def _read_scores(path: str) -> Any:
         return pd.read_parquet(path)
     if fmt == "jsonl":
         return pd.read_json(path, lines=True, precise_float=True)  # every digit written
-    return pd.read_csv(path, sep="," if fmt == "csv" else "\t")
+    if fmt == "csv":
+        return pd.read_csv(path)
+    return pd.read_csv(path, sep="\t", quoting=3)  # a TSV cell is written as it is: no quoting (QUOTE_NONE)

@@ -7,7 +7,6 @@ utterance. Every problem is an :class:`~pllscore.InputError` naming the row and 
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
 from typing import Any
@@ -15,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from pllscore.errors import InputError
+from pllscore.io.input_table import row_at
 
 __all__ = ["ADDED", "SPLITS", "NbestColumns", "check_nbest", "checked", "read_checked", "read_nbest", "refuse_unknown"]
 
@@ -82,10 +82,9 @@ def read_checked(source: Any, columns: NbestColumns, fmt: str | None = None) -> 
     if isinstance(source, pd.DataFrame):
         frame, name = source, "the n-best table"
     else:
-        from pllscore.io.readers import read_table
+        from pllscore.io.readers import read_located_table
 
-        name = os.fspath(source)
-        frame = read_table(name, fmt=fmt)
+        frame, name = read_located_table(source, fmt=fmt)  # the name knows each row's line
     for col in ADDED:
         if col in frame.columns:
             raise InputError(f"{name} already has a column {col!r}, which rescoring writes; rename that column")
@@ -147,8 +146,8 @@ def checked(frame: Any, columns: NbestColumns, source: str) -> Any:
 
 
 def _row(frame: Any, utt_column: str, source: str, i: int) -> str:
-    """Where row ``i`` is, for an error: its number, the table and its utterance."""
-    return f"row {i} of {source} (utterance {frame[utt_column].iloc[i]!r})"
+    """Where row ``i`` is, for an error: its line in the file (or its row), the table and its utterance."""
+    return f"{row_at(source, i)} (utterance {frame[utt_column].iloc[i]!r})"
 
 
 def _check_columns(frame: Any, needed: list[tuple[str, str]], source: str) -> None:
@@ -166,7 +165,7 @@ def _check_ids(frame: Any, utt_column: str, source: str) -> None:
     """Every row has an utterance id."""
     for i, u in enumerate(frame[utt_column]):
         if _blank(u):
-            raise InputError(f"row {i} of {source} has no utterance id in column {utt_column!r}; fill it in")
+            raise InputError(f"{row_at(source, i)} has no utterance id in column {utt_column!r}; fill it in")
 
 
 def _check_hypotheses(frame: Any, utt_column: str, text_column: str, source: str) -> None:
@@ -230,7 +229,7 @@ def _check_per_utterance(frame: Any, utt_column: str, column: str, source: str, 
         if _blank(v) or not isinstance(v, str):
             shown = "empty" if _blank(v) else f"{type(v).__name__}, not text"
             raise InputError(
-                f"row {i} of {source} (utterance {frame[utt_column].iloc[i]!r}): the {what} in column {column!r} "
+                f"{_row(frame, utt_column, source, i)}: the {what} in column {column!r} "
                 f"is {shown}; give every utterance one, or name another column with {flag}"
             )
     distinct = values.groupby(frame[utt_column].to_numpy(), sort=False).nunique()

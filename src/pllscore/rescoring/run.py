@@ -151,7 +151,9 @@ def _deliver(frame: Any, summary: RescoreSummary, out_name: str | None, fmt: str
     if out_name is not None:
         write_rescored(frame, out_name, str(fmt), summary)
     elif stream is not None:
-        stream.write(frame.to_csv(sep="\t", index=False, lineterminator="\n"))
+        from pllscore.io.delimited import tsv_text
+
+        stream.write(tsv_text(frame, header=True))  # cells as they are, as in a .tsv output
 
 
 def _summary(

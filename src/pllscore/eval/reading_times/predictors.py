@@ -118,7 +118,8 @@ def _count_table(path: str) -> dict[str, float]:
         raise InputError(f"frequency source {path!r} is neither wordfreq[:LANG] nor a file; check the path")
     sep = "\t" if path.endswith((".tsv", ".tab")) else ","
     try:
-        frame = pd.read_csv(path, sep=sep, dtype={"word": str}, keep_default_na=False)
+        # a TSV cell is the string between tabs: a word "scary" keeps its quotes (QUOTE_NONE)
+        frame = pd.read_csv(path, sep=sep, dtype={"word": str}, keep_default_na=False, quoting=3 if sep == "\t" else 0)
     except (OSError, ValueError) as e:
         raise InputError(f"cannot read frequency table {os.fspath(path)}: {e}") from None
     if not {"word", "count"} <= set(frame.columns):

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from pllscore.errors import InputError
+from pllscore.io.input_table import row_at
 
 __all__ = ["MISSING", "NATURAL_STORIES", "WordTable", "read_word_table"]
 
@@ -93,14 +94,14 @@ def read_word_table(
         order = list(dict.fromkeys(stories[NATURAL_STORIES["text"]].astype(str))) if "item" in stories else None
         source = os.fspath(folder)
     else:
-        from pllscore.io.readers import read_table
+        from pllscore.io.readers import read_located_table
 
         if Path(data).is_dir():
             raise InputError(
                 f"{os.fspath(data)!r} is a folder without the Natural Stories files "
                 f"({', '.join(NATURAL_STORIES['files'])}); give a word table (csv, tsv, jsonl, parquet) or that folder"
             )
-        frame, source = read_table(data), os.fspath(data)
+        frame, source = read_located_table(data)  # the source knows each row's line in the file
     columns = {
         "text": text_column or (NATURAL_STORIES["text"] if ns else None),
         "position": position_column or (NATURAL_STORIES["position"] if ns else None),
@@ -158,7 +159,7 @@ def _texts(col: Any, source: str, name: str) -> list[str]:
     values = [_cell(v) for v in col]
     for i, v in enumerate(values):
         if v is None or not v.strip():
-            raise InputError(f"row {i + 1} of {source} has no {name!r}; every row needs one")
+            raise InputError(f"{row_at(source, i)} has no {name!r}; every row needs one")
     return values  # type: ignore[return-value]
 
 
@@ -170,7 +171,7 @@ def _positions(col: Any, source: str, name: str) -> list[float | int]:
         except (TypeError, ValueError):
             x = math.nan
         if isinstance(x, bool) or not math.isfinite(float(x)):
-            raise InputError(f"position {v!r} in row {i + 1} of {source} (column {name!r}) is not a number")
+            raise InputError(f"position {v!r} at {row_at(source, i)} (column {name!r}) is not a number")
         out.append(int(x) if float(x).is_integer() else float(x))
     return out
 
@@ -180,9 +181,9 @@ def _words(col: Any, source: str, name: str) -> list[str]:
     for i, v in enumerate(col):
         w = v if isinstance(v, str) else _cell(v)
         if w is None or not w.strip():
-            raise InputError(f"row {i + 1} of {source} has an empty word (column {name!r}); every row needs its word")
+            raise InputError(f"{row_at(source, i)} has an empty word (column {name!r}); every row needs its word")
         if any(c.isspace() for c in w.strip()):
-            raise InputError(f"word {w!r} in row {i + 1} of {source} has whitespace inside; one word per row")
+            raise InputError(f"word {w!r} at {row_at(source, i)} has whitespace inside; one word per row")
         out.append(w.strip())
     return out
 
@@ -199,7 +200,7 @@ def _numbers(col: Any, source: str, name: str) -> list[float]:
             x = float(v)
         except (TypeError, ValueError):
             raise InputError(
-                f"measure {name!r} is not a number in row {i + 1} of {source}: {v!r}; reading times must be numbers "
+                f"measure {name!r} is not a number at {row_at(source, i)}: {v!r}; reading times must be numbers "
                 f"(leave a cell empty for a missing one)"
             ) from None
         out.append(x)
