@@ -88,7 +88,9 @@ def test_score_reads_and_writes_tsv_cells_as_they_are(tmp_path, shared_gpt2):
     pllscore.score_file(tmp_path / "in.tsv", tmp_path / "out.tsv", model=shared_gpt2, progress=False)
     assert _cells(tmp_path / "out.tsv", "text") == _cells(tmp_path / "in.tsv", "text") == [QUOTED, OPEN]
     out = pd.read_csv(tmp_path / "out.tsv", sep="\t", quoting=3)
-    assert out["causal_logprob"].tolist() == pytest.approx([_total(shared_gpt2, QUOTED), _total(shared_gpt2, OPEN)], abs=1e-4)
+    assert out["causal_logprob"].tolist() == pytest.approx(
+        [_total(shared_gpt2, QUOTED), _total(shared_gpt2, OPEN)], abs=1e-4
+    )
     assert out["causal_logprob"][0] == pytest.approx(QUOTED_NATS, abs=1e-4)
     pllscore.score_file(tmp_path / "in.tsv", tmp_path / "out.csv", model=shared_gpt2, progress=False)
     assert pd.read_csv(tmp_path / "out.csv")["text"].tolist() == [QUOTED, OPEN]  # CSV output quotes as CSV does

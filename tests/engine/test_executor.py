@@ -27,12 +27,15 @@ class _Bar:
     def update(self, n: int) -> None:
         self.log.append(("update", n))
 
+    def close(self) -> None:
+        pass
+
 
 @pytest.fixture
 def log(monkeypatch) -> list:
     """The calls of a run in order: ("launch", items), ("finish", items), ("update", n)."""
     calls: list = []
-    monkeypatch.setattr(executor, "tqdm", lambda **kw: _Bar(calls, **kw))
+    monkeypatch.setattr(executor, "progress_bar", lambda total, **kw: _Bar(calls, total, **kw))
     return calls
 
 

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from pllscore.analysis.stats import pearson
+from pllscore.engine.progress import model_stage, stage
 
 __all__ = ["CONTEXTS", "FREQUENCY_MEASURE", "agreement", "distinct_words", "length", "oov_ratio", "word_frequency"]
 
@@ -114,11 +116,14 @@ def word_frequency(
             spans.append((before, before + len(w)))
             meta.append((ctx, w))
     systems = {}
-    masked = masked_scorer.score(texts, metric=metrics, spans=spans, progress=progress)
+    n = 1 if causal_scorer is None else 2
+    with stage(model_stage(1, n, Path(masked_scorer.name).name, "words")):
+        masked = masked_scorer.score(texts, metric=metrics, spans=spans, progress=progress)
     for m in masked.metrics:
         systems[m] = masked.for_metric(m).totals
     if causal_scorer is not None:
-        systems["causal"] = causal_scorer.score(texts, spans=spans, progress=progress).totals
+        with stage(model_stage(2, n, Path(causal_scorer.name).name, "words")):
+            systems["causal"] = causal_scorer.score(texts, spans=spans, progress=progress).totals
     data = pd.DataFrame(
         [
             {"metric": name, "context": ctx, "word": w, "zipf": freq[w], "logprob": float(totals[i])}

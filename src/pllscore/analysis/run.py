@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from pllscore.analysis import diagnostics as dx
+from pllscore.engine.progress import model_stage, stage
 from pllscore.errors import InputError
 from pllscore.settings import TableSettings, TextSettings
 
@@ -106,8 +107,13 @@ def run_diagnose(
     if causal_model is not None:
         clm = as_scorer(causal_model, kind="causal", role="--causal-model", device=device, dtype=dtype)
     table = TableSettings(norm=chosen, unigram=unigram, unigram_corpus=unigram_corpus)
-    masked, mlm_unigram = score_table(mlm, texts, TextSettings(metrics=metrics), table, progress)
-    causal, clm_unigram = score_table(clm, texts, TextSettings(), table, progress) if clm is not None else (None, None)
+    n = 1 if clm is None else 2
+    with stage(model_stage(1, n, Path(mlm.name).name, "sentences")):
+        masked, mlm_unigram = score_table(mlm, texts, TextSettings(metrics=metrics), table, progress)
+    causal, clm_unigram = None, None
+    if clm is not None:
+        with stage(model_stage(2, n, Path(clm.name).name, "sentences")):
+            causal, clm_unigram = score_table(clm, texts, TextSettings(), table, progress)
     unis = [mlm_unigram, clm_unigram]
     summary, data_frames, n_words = _analyses(texts, mlm, clm, masked, causal, chosen, unis, progress)
     oovs = [{"model": s.name, **dx.oov_ratio(s.tokenizer, texts)} for s in (mlm, clm) if s is not None]

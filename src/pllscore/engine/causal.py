@@ -26,13 +26,25 @@ class CausalEngine(Engine):
         self.parts = split_causal_lm(model)
 
     def run(
-        self, sequences: Sequence[Sequence[int]], *, max_tokens: int, progress: bool | None = None
+        self,
+        sequences: Sequence[Sequence[int]],
+        *,
+        max_tokens: int,
+        progress: bool | None = None,
+        unit: str = "text",
     ) -> list[np.ndarray]:
-        """Per sequence, ``log p(token_i | tokens_<i)`` in nats (float64) for i = 1 .. n-1."""
-        return self._run(sequences, None, max_tokens, progress)
+        """Per sequence, ``log p(token_i | tokens_<i)`` in nats (float64) for i = 1 .. n-1. ``unit``: what a
+        sequence is, as the progress bar counts them (``"window"`` when they are windows of longer texts)."""
+        return self._run(sequences, None, max_tokens, progress, unit)
 
     def run_outputs(
-        self, sequences: Sequence[Sequence[int]], wants: Wants, *, max_tokens: int, progress: bool | None = None
+        self,
+        sequences: Sequence[Sequence[int]],
+        wants: Wants,
+        *,
+        max_tokens: int,
+        progress: bool | None = None,
+        unit: str = "text",
     ) -> list[dict[str, np.ndarray]]:
         """Per sequence, ``logprob`` as :meth:`run` gives it and the outputs ``wants`` asks for (float64).
 
@@ -41,18 +53,24 @@ class CausalEngine(Engine):
         (the distribution after the whole sequence).
         """
         if not wants.any:
-            return [{"logprob": lp} for lp in self.run(sequences, max_tokens=max_tokens, progress=progress)]
-        return self._run(sequences, wants, max_tokens, progress)
+            runs = self.run(sequences, max_tokens=max_tokens, progress=progress, unit=unit)
+            return [{"logprob": lp} for lp in runs]
+        return self._run(sequences, wants, max_tokens, progress, unit)
 
     def _run(
-        self, sequences: Sequence[Sequence[int]], wants: Wants | None, max_tokens: int, progress: bool | None
+        self,
+        sequences: Sequence[Sequence[int]],
+        wants: Wants | None,
+        max_tokens: int,
+        progress: bool | None,
+        unit: str,
     ) -> list[Any]:
         seqs = [np.asarray(s, dtype=np.int64) for s in sequences]
         with torch.inference_mode(), self.running():
             trees = self.share_prefixes and self.padding == "pad" and supports_trees(self.model, seqs)
             rows = plan_trees(seqs, max_tokens) if trees else None
             if rows is not None:
-                out = run_trees(self, seqs, rows, wants, max_tokens=max_tokens, progress=progress)
+                out = run_trees(self, seqs, rows, wants, max_tokens=max_tokens, progress=progress, unit=unit)
                 # a NaN or inf in one text reaches the others of its tree row (0 * NaN in attention): run
                 # the texts that got one again on their own, so that the error names the text it is in
                 logprobs = [v if wants is None else v["logprob"] for v in out]
@@ -68,7 +86,14 @@ class CausalEngine(Engine):
             lengths = np.array([len(s) for s in seqs], dtype=np.int64)
             launch = self._launcher(seqs, wants, out)
             run_batches(
-                lengths, max_tokens, launch, progress=progress, desc="sentences", unit="text", padding=self.padding
+                lengths,
+                max_tokens,
+                launch,
+                progress=progress,
+                desc=f"{unit}s",
+                unit=unit,
+                padding=self.padding,
+                keep=out,
             )
         return out
 

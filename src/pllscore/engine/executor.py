@@ -26,10 +26,11 @@ from typing import Any
 
 import numpy as np
 import torch
-from tqdm.auto import tqdm
 
+from pllscore.engine.batch_log import done_mask
 from pllscore.engine.overlap import checked_launch, overlap_on, overlapping, record
 from pllscore.engine.placement import input_device
+from pllscore.engine.progress import bar as progress_bar
 from pllscore.errors import ModelError
 from pllscore.plan.batching import pack
 
@@ -140,25 +141,29 @@ def run_batches(
     counts: np.ndarray | None = None,
     padding: str = "pad",
     min_fill: float = 0.0,
+    keep: Any = None,
 ) -> None:
     """Launch batches of item indices, each finished after the next is launched, until every item is done.
 
     ``counts``: how far each item moves the progress bar (default 1 each; a row of texts counts its texts),
-    when its batch is finished. ``padding``: whether a batch may mix lengths; ``min_fill``: how short its items
-    may be against its longest (:func:`pllscore.plan.batching.pack`).
+    when its batch is finished; the bar is :func:`pllscore.engine.progress.bar` (its description after the
+    stage's name; told to a file run's bar instead where one is set). ``padding``: whether a batch may mix
+    lengths; ``min_fill``: how short its items may be against its longest (:func:`pllscore.plan.batching.pack`).
+    ``keep``: the container ``launch`` files into (a dict of arrays, or a list per item), which a file run keeps
+    with the batches done when interrupted (:mod:`pllscore.engine.batch_log`): in a resumed run those batches
+    are filed from the record, not run, and the others are packed as they were.
     """
     lengths = np.asarray(lengths, dtype=np.int64)
     counts = np.ones(len(lengths), dtype=np.int64) if counts is None else np.asarray(counts, dtype=np.int64)
-    done = np.zeros(len(lengths), dtype=bool)
+    done = done_mask(lengths, max_tokens, padding, min_fill, keep)
+    todo = np.arange(len(lengths))  # all packed at first, as in the run that kept some batches: the same batches
     budget = max_tokens
     ahead, launch = overlap_on(), checked_launch(launch)  # the first batch checked on an accelerator, once a path
-    # progress=None: tqdm shows a bar only when stderr is a terminal
-    with tqdm(
-        total=int(counts.sum()), desc=desc, unit=unit, disable=None if progress is None else not progress, leave=False
-    ) as bar:
+    shown = progress_bar(int(counts.sum()), initial=int(counts[done].sum()), desc=desc, unit=unit, progress=progress)
+    with contextlib.closing(shown) as bar:
         while not done.all():
-            todo = np.flatnonzero(~done)
-            batches = [todo[b] for b in pack(lengths[todo], budget, padding, min_fill=min_fill)]
+            packed = (todo[b] for b in pack(lengths[todo], budget, padding, min_fill=min_fill))
+            batches = [b for b in packed if not done[b].all()]
             try:
                 for items in (_launch_ahead if ahead else _one_by_one)(batches, launch):
                     done[items] = True
@@ -173,6 +178,7 @@ def run_batches(
             if not done.all():  # out of memory: the cache emptied once the handler's traceback (its tensors) is gone
                 torch.cuda.empty_cache()
                 budget //= 2
+                todo = np.flatnonzero(~done)
 
 
 def _launch_ahead(batches: list[np.ndarray], launch: Launch) -> Iterator[np.ndarray]:

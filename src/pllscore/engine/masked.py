@@ -56,7 +56,9 @@ class MaskedEngine(Engine):
 
         with torch.inference_mode(), self.running():
             lengths = plan.copy_lengths()
-            run_batches(lengths, max_tokens, launch, progress=progress, desc="masked copies", padding=self.padding)
+            run_batches(
+                lengths, max_tokens, launch, progress=progress, desc="masked copies", padding=self.padding, keep=out
+            )
         return out
 
     def _launch_batch(

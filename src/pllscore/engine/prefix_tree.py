@@ -68,8 +68,10 @@ def run_trees(
     *,
     max_tokens: int,
     progress: bool | None = None,
+    unit: str = "text",
 ) -> list[Any]:
-    """Per sequence what ``CausalEngine.run`` gives (``wants`` None) or ``CausalEngine.run_outputs`` gives."""
+    """Per sequence what ``CausalEngine.run`` gives (``wants`` None) or ``CausalEngine.run_outputs`` gives
+    (``unit``: what a sequence is, as the progress bar counts them)."""
     out: list[Any] = [None] * len(seqs)
 
     def launch(batch: np.ndarray) -> Finish:
@@ -82,9 +84,10 @@ def run_trees(
         max_tokens,
         launch,
         progress=progress,
-        desc="sentences",
-        unit="text",
+        desc=f"{unit}s",
+        unit=unit,
         counts=np.array([len(r.items) for r in rows], dtype=np.int64),
+        keep=out,
     )
     return out
 

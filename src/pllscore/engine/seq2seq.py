@@ -90,7 +90,7 @@ class Seq2SeqEngine(Engine):
             todo = np.arange(len(labs))
             plan = self._stem_plan(labs, src_of)
             if plan is not None:
-                self._run_stems(plan, states, src_of, labs, wants, max_tokens, out)
+                self._run_stems(plan, states, src_of, labs, wants, max_tokens, out, progress)
                 todo = plan.alone
 
             launch = into(out, lambda b: self._decode([states[src_of[i]] for i in b], [labs[i] for i in b], wants))
@@ -101,10 +101,11 @@ class Seq2SeqEngine(Engine):
                 max_tokens,
                 lambda b: launch(todo[b]),
                 progress=progress,
-                desc="sentences",
+                desc="texts",
                 unit="text",
                 padding=self.padding,
                 min_fill=MIN_FILL,
+                keep=out,
             )
         return out
 
@@ -128,9 +129,10 @@ class Seq2SeqEngine(Engine):
         wants: Wants | None,
         max_tokens: int,
         out: list[Any],
+        progress: bool | None,
     ) -> None:
         """The grouped items of ``plan``: each stem once (its keys and values kept; its last position read for
-        every member's next label), then each member's rest from it."""
+        every member's next label), then each member's rest from it (the run that ``progress`` shows)."""
         group_src = [int(src_of[m[0]]) for m in plan.members]
         kept: list[Any] = [None] * len(plan.stems)
         firsts: list[Any] = [None] * len(plan.stems)
@@ -184,7 +186,17 @@ class Seq2SeqEngine(Engine):
         # a member's row is its suffix (what the decoder runs; its stem's cache is only attended to)
         cost = [len(labs[i]) - len(plan.stems[g]) for g, _, i in items]
         lengths = np.array(cost, dtype=np.int64)
-        run_batches(lengths, max_tokens, launch_members, progress=False, padding=self.padding, min_fill=MIN_FILL)
+        run_batches(
+            lengths,
+            max_tokens,
+            launch_members,
+            progress=progress,
+            desc="texts",
+            unit="text",
+            padding=self.padding,
+            min_fill=MIN_FILL,
+            keep=out,
+        )
 
     def _encode(self, sources: list[np.ndarray], max_tokens: int) -> list[torch.Tensor]:
         """Per distinct source, the encoder's last hidden states (its length x hidden)."""

@@ -24,12 +24,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pllscore.engine.progress import model_stage, stage
 from pllscore.errors import InputError
 from pllscore.eval.blimp import blimp_tables, load_blimp
 from pllscore.eval.folder import (
     CONVENTION,
     Identity,
     check_folder,
+    display_names,
     identity,
     merge_rows,
     output_folder,
@@ -84,8 +86,11 @@ class _Evaluation:
         check_metric_option(self.settings.text.metrics, [(s.kind, s.name) for s in scorers])
         self.models = [(s, identity(s)) for s in scorers]
         frames = []
-        for scorer, ident in self.models:
-            scored = score_pairs(scorer, pairs, prepared=self.settings.prepare(scorer), progress=progress, **columns)
+        shown = display_names({ident.model_id: ident.name for _, ident in self.models})
+        for i, (scorer, ident) in enumerate(self.models, 1):
+            with stage(model_stage(i, len(self.models), shown[ident.model_id])):
+                prepared = self.settings.prepare(scorer)
+                scored = score_pairs(scorer, pairs, prepared=prepared, progress=progress, **columns)
             at = scored.columns.get_loc("model") + 1
             scored.insert(at, "model_id", ident.model_id)
             scored.insert(at + 1, "model_name", ident.name)

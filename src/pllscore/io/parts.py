@@ -20,6 +20,7 @@ from typing import Any
 from pllscore.io.delimited import tsv_text
 
 __all__ = [
+    "batches_name",
     "commit_file",
     "join_parts",
     "meta_path",
@@ -50,9 +51,15 @@ def part_name(index: int, fmt: str) -> str:
     return f"part-{index:06d}.{fmt}"
 
 
+def batches_name(index: int) -> str:
+    """The file name of the finished batches kept of unfinished chunk ``index``."""
+    return f"batches-{index:06d}.npz"
+
+
 def part_index(part: Path) -> int:
-    """The chunk index in a part's name (``part-000012.tsv`` -> 12); -1 for another name."""
-    digits = part.name.removeprefix("part-").split(".", 1)[0]
+    """The chunk index in a part's name (``part-000012.tsv`` -> 12, ``batches-000012.npz`` -> 12); -1 for
+    another name."""
+    digits = part.name.removeprefix("part-").removeprefix("batches-").split(".", 1)[0]
     return int(digits) if digits.isdigit() else -1
 
 

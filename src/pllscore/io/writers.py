@@ -14,6 +14,10 @@ through a temporary file and ``os.replace``; then the sidecar says ``complete`` 
 are removed. A kill at any point leaves a state that ``--resume`` finishes into the same bytes
 (text) or rows (Parquet) as an uninterrupted run; ``OUT`` itself appears only when whole.
 
+On Ctrl-C the finished batches of the chunk under way are kept beside the parts, as
+``OUT.parts/batches-<k>.npz`` (:meth:`ResumableWriter.keep_batches`; see :mod:`pllscore.engine.batch_log`),
+committed the same way; a resumed run reads them back for that chunk, and a committed chunk's are removed.
+
 The Ray engine writes its shards with the same :func:`write_part`.
 
 The atomic part files and their joining are :mod:`pllscore.io.parts`; the settings a resumed run
@@ -32,6 +36,8 @@ from typing import Any, TextIO
 from pllscore.errors import InputError, PllscoreError
 from pllscore.io.formats import OUTPUT_FORMATS, output_format
 from pllscore.io.parts import (
+    batches_name,
+    commit_file,
     join_parts,
     meta_path,
     part_index,
@@ -76,6 +82,12 @@ class StreamWriter:
 
     def interrupt(self) -> None:
         pass
+
+    def kept_batches(self) -> bytes | None:
+        return None
+
+    def keep_batches(self, record: bytes | None) -> bool:
+        return False
 
 
 class ResumableWriter:
@@ -126,6 +138,9 @@ class ResumableWriter:
     def _part(self, k: int) -> Path:
         return self.parts / part_name(k, self.fmt)
 
+    def _batches(self, k: int) -> Path:
+        return self.parts / batches_name(k)
+
     def _fail(self, e: OSError, path: Path | None = None) -> InputError:
         where = os.fspath(path or self.path)
         return InputError(f"cannot write output {where!r}: {e.strerror or e}; choose another path")
@@ -170,6 +185,9 @@ class ResumableWriter:
                 for later in self.parts.glob(f"part-*.{self.fmt}"):  # after a gap (never made by pllscore)
                     if part_index(later) >= self.chunks_done:
                         later.unlink()
+                for kept in self.parts.glob("batches-*.npz"):  # only the next chunk's batches are of use
+                    if part_index(kept) != self.chunks_done:
+                        kept.unlink()
             for tmp in self._tmps:
                 if tmp.exists():
                     tmp.unlink()
@@ -188,6 +206,27 @@ class ResumableWriter:
         except OSError as e:
             raise self._fail(e, self._part(k)) from None
         self.chunks_done = k + 1
+        self._batches(k).unlink(missing_ok=True)
+
+    def kept_batches(self) -> bytes | None:
+        """The finished batches an interrupted run kept of the next chunk (:mod:`pllscore.engine.batch_log`), or
+        None."""
+        try:
+            return self._batches(self.chunks_done).read_bytes()
+        except OSError:
+            return None
+
+    def keep_batches(self, record: bytes | None) -> bool:
+        """Keep ``record``, the finished batches of the next chunk, for a resumed run (committed as a part is;
+        kept at best: a failure to write it loses them, not the run's parts); whether it was written."""
+        if record is None or self._complete:
+            return False
+        path = self._batches(self.chunks_done)
+        try:
+            commit_file(path.with_name(f".{path.name}.{os.getpid()}.tmp"), path, lambda f: f.write(record))
+        except OSError:
+            return False
+        return True
 
     def finish(self, summary: dict[str, Any]) -> None:
         """Join the parts into the output, mark it complete with the run's summary, remove the parts."""

@@ -4,7 +4,10 @@
 input rows; each finished chunk is committed as a part file (see :mod:`pllscore.io.writers`),
 so an interrupted or killed run keeps its work, and ``resume=True`` continues after the last
 committed chunk. Because chunks are the same in every run, a resumed output is identical to an
-uninterrupted one, and a resume with another input, model or setting is refused.
+uninterrupted one, and a resume with another input, model or setting is refused. On Ctrl-C the
+finished batches of the chunk under way are kept too (:mod:`pllscore.engine.batch_log`): the resumed
+run files them and runs only the chunk's other batches, packed as they were. The progress bar counts
+texts and moves with each of the engine's batches (:func:`pllscore.engine.progress.reporting`).
 """
 
 from __future__ import annotations
@@ -17,6 +20,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
+from pllscore.engine.batch_log import BatchLog, keeping
+from pllscore.engine.progress import reporting
 from pllscore.errors import InputError, NonFiniteError, PllscoreError
 from pllscore.io.provenance import content_fingerprint, model_identity, now, run_record
 from pllscore.io.readers import InputTable, read_input
@@ -39,8 +44,9 @@ RESUME_KEYS = RECORD.keys
 
 
 class Interrupted(PllscoreError):
-    """The run was stopped (Ctrl-C, or SIGTERM on the command line); every finished chunk is kept for
-    ``resume=True``. ``stopped_by``: the signal's name when it was not Ctrl-C (``"SIGTERM"``)."""
+    """The run was stopped (Ctrl-C, or SIGTERM on the command line); every finished chunk, and the finished
+    batches of the chunk under way, are kept for ``resume=True``. ``stopped_by``: the signal's name when it was
+    not Ctrl-C (``"SIGTERM"``)."""
 
     def __init__(self, message: str, stopped_by: str | None = None) -> None:
         super().__init__(message)
@@ -103,12 +109,13 @@ def score_file(
                 the input's columns, word, token), ``base``, ``surprisal``, ``norm`` (per-char, slor, norm-lp: a
                 ``<metric>_logprob_<norm>`` column each) with ``unigram``/``unigram_corpus``, ``format``,
                 ``input_format`` and ``skip_empty`` (empty texts left out and reported instead of refused).
-            run: :class:`~pllscore.settings.RunSettings`: ``resume`` (continue after the last finished chunk;
+            run: :class:`~pllscore.settings.RunSettings`: ``resume`` (continue after the last finished chunk and batch;
                 refused when the input's content, the model or a recorded setting differs), ``force``,
                 ``progress`` (None: a bar only when stderr is a terminal) and ``chunk_size``.
 
     Raises:
-        Interrupted: on Ctrl-C, after recording progress; rerun with ``resume=True``.
+        Interrupted: on Ctrl-C, after recording progress (the finished chunks, and the finished batches of the
+            chunk under way); rerun with ``resume=True``.
     """
     job = gather_job(model, options, what="score_file")
     return _FileRun(job, input, output).run(stream)
@@ -200,33 +207,61 @@ def _load(settings: ModelSettings) -> Any:
 
 
 def _write_chunks(job: TableJob, writer: Any, start_row: int, n: int, run: RunSettings, *, keep: bool) -> None:
-    """Score rows ``start_row:n`` chunk by chunk into ``writer``; on Ctrl-C keep the chunks done."""
+    """Score rows ``start_row:n`` chunk by chunk into ``writer``; on Ctrl-C keep the chunks done, and the finished
+    batches of the chunk under way."""
     from tqdm.auto import tqdm
 
     t0, table = time.perf_counter(), job.table
     shown = None if run.progress is None else not run.progress
-    bar = tqdm(total=n, initial=start_row, unit="text", desc="scoring", disable=shown)
+    bar = _TextBar(tqdm(total=n, initial=start_row, unit="text", desc="scoring", disable=shown), start_row)
+    kept = 0  # texts of the chunk under way whose finished batches are kept
     try:
         for lo in range(start_row, n, run.chunk_size):
             hi = min(lo + run.chunk_size, n)
+            log = BatchLog(writer.kept_batches())
             try:
-                frame = job.rows(lo, hi)
+                with keeping(log), reporting(bar.within(lo, hi)):
+                    frame = job.rows(lo, hi, progress=True)  # the engine's batches move this bar, not their own
+                writer.append(frame, hi)
             except NonFiniteError as e:
-                kept = f"; the {lo} texts before it are kept (--resume continues)" if lo and keep else ""
-                raise NonFiniteError(e.index, e.value, e.dtype, where=table.where(e.index), suffix=kept) from None
-            writer.append(frame, hi)
-            bar.update(hi - lo)
+                kept_rows = f"; the {lo} texts before it are kept (--resume continues)" if lo and keep else ""
+                raise NonFiniteError(e.index, e.value, e.dtype, where=table.where(e.index), suffix=kept_rows) from None
+            except KeyboardInterrupt:
+                kept = hi - lo if writer.keep_batches(log.dump()) else 0
+                raise
+            bar.to(hi)
         writer.finish({"rows": n, "skipped": table.skipped, "seconds": round(time.perf_counter() - t0, 3)})
     except KeyboardInterrupt as e:
         writer.interrupt()
         by = str(e.args[0]) if e.args else None  # the command line's SIGTERM handler names the signal
+        more = f" and part of the next {kept}" if kept else ""
         raise Interrupted(
-            f"interrupted{f' by {by}' if by else ''} after {writer.rows_done} of {n} texts; they are kept, "
+            f"interrupted{f' by {by}' if by else ''} after {writer.rows_done} of {n} texts{more}; they are kept, "
             "rerun with --resume to continue",
             stopped_by=by,
         ) from None
     finally:
         bar.close()
+
+
+class _TextBar:
+    """A file run's bar, in texts: each chunk's share moves with its batches (see :meth:`within`)."""
+
+    def __init__(self, bar: Any, start: int) -> None:
+        self.bar, self.n = bar, start  # counted here: a disabled tqdm bar does not count
+
+    def to(self, n: int) -> None:
+        """Move to ``n`` texts (never back)."""
+        if n > self.n:
+            self.bar.update(n - self.n)
+            self.n = n
+
+    def within(self, lo: int, hi: int) -> Any:
+        """What the engine tells (work done, of a total) while it scores rows ``lo:hi``: the same share of them."""
+        return lambda done, total: self.to(lo + (hi - lo) * done // total) if total else None
+
+    def close(self) -> None:
+        self.bar.close()
 
 
 def _input_fingerprint(input: Any, table: InputTable) -> str | None:

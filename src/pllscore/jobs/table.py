@@ -188,7 +188,8 @@ class TableJob:
 
     def score(self, lo: int, hi: int, progress: bool | None = False) -> Any:
         """The :class:`~pllscore.Results` of rows ``lo:hi``; a non-finite score names the input row. ``progress``:
-        the scorer's own bar over these rows (file runs draw theirs per chunk, so it is off by default)."""
+        the scorer's own bar over these rows (off by default: a file run draws its own, which the engine's batches
+        move through :func:`pllscore.engine.progress.reporting`)."""
         p, o = self.prepared, self.prepared.options
         kwargs: dict[str, Any] = {"metric": list(p.metrics)} if p.scorer.kind == "masked" else {}
         if p.asked:
@@ -203,11 +204,13 @@ class TableJob:
             i = lo + e.index
             raise NonFiniteError(i, e.value, e.dtype, where=self.table.where(i)) from None
 
-    def rows(self, lo: int, hi: int) -> Any:
-        """The output rows of input rows ``lo:hi``: their scores, with the input's columns at sentence level."""
+    def rows(self, lo: int, hi: int, progress: bool | None = False) -> Any:
+        """The output rows of input rows ``lo:hi``: their scores, with the input's columns at sentence level
+        (``progress``: as :meth:`score` takes it)."""
         p, o = self.prepared, self.prepared.options
+        results = self.score(lo, hi, progress)
         return output_rows(
-            self.score(lo, hi), self.table, lo, hi, o.table.level, o.table.id_column, o.table.base, o.table.surprisal,
+            results, self.table, lo, hi, o.table.level, o.table.id_column, o.table.base, o.table.surprisal,
             norm=p.norms, unigram=p.unigram,
         )  # fmt: skip
 

@@ -112,12 +112,14 @@ class CausalScorer(Scorer):
         encoded, keeps, asked, progress = batch.encoded, batch.keeps, batch.asked, batch.progress
         bow = self._bow_tokens() if "word_correction" in asked else None
         work = CausalWork.build(encoded, self.max_length, self.stride)
+        # the bar counts what the engine runs: windows when some text is cut into several
+        unit = "window" if any(len(ws) > 1 for ws in work.windows) else "text"
+        run_kw: dict[str, Any] = {"max_tokens": self.max_tokens, "progress": progress, "unit": unit}
         if asked:
             wants = wants_for(asked, None if bow is None else bow.end_mask())
-            run_kw: dict[str, Any] = {"max_tokens": self.max_tokens, "progress": progress}
             per_text = list(work.outputs(self.engine.run_outputs(work.sequences, wants, **run_kw)))
         else:
-            runs = self.engine.run(work.sequences, max_tokens=self.max_tokens, progress=progress)
+            runs = self.engine.run(work.sequences, **run_kw)
             per_text = [{"logprob": lp} for lp in work.logprobs(runs)]
         for i, (e, out) in enumerate(zip(encoded, per_text)):
             values, read = causal_values(e, out["logprob"])

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from pllscore.engine.progress import model_stage, stage
 from pllscore.errors import InputError
 from pllscore.eval.reading_times.fit import fit_measure
 from pllscore.eval.reading_times.predictors import (
@@ -159,13 +160,7 @@ def reading_times(
     texts = list(dict.fromkeys(words["text"]))
     settings = model or ModelSettings()
     out_dir = _output(output)
-    records = []
-    for label, m, column in zip(labels, given, surprisal_columns(labels)):  # one model at a time, loaded once
-        scorer = _load(m, settings)
-        values = word_surprisals(scorer, texts, per_text, metric=metric, bow=bow, progress=progress, label=label)
-        words[column] = np.concatenate(values)
-        records.append(_model_record(scorer, label))
-        del scorer
+    records = _surprisals(words, given, labels, settings, texts, per_text, metric=metric, bow=bow, progress=progress)
     rows, fits = fit_table(words, table, labels, spill, bounds, fold_of)
     result = ReadingTimesResult(out_dir, rows, fits, tuple(labels))
     if out_dir is not None:
@@ -175,6 +170,28 @@ def reading_times(
             "aggregate": aggregate, "model": settings.record(),
         })  # fmt: skip
     return result
+
+
+def _surprisals(
+    words: Any,
+    given: list[Any],
+    labels: list[str],
+    settings: ModelSettings,
+    texts: list[Any],
+    per_text: list[Any],
+    **options: Any,
+) -> list[dict[str, Any]]:
+    """Each model's surprisal of every word, as column ``<label>_surprisal_bits`` of ``words``; the models' records."""
+    records = []
+    columns = surprisal_columns(labels)  # refused before any model loads when two labels share a column
+    for i, (label, m, column) in enumerate(zip(labels, given, columns), 1):  # one model at a time, each loaded once
+        scorer = _load(m, settings)
+        with stage(model_stage(i, len(given), label)):  # its bar says which model runs
+            values = word_surprisals(scorer, texts, per_text, label=label, **options)
+        words[column] = np.concatenate(values)
+        records.append(_model_record(scorer, label))
+        del scorer
+    return records
 
 
 def _one_metric(metric: str | Sequence[str] | None) -> str | None:
