@@ -231,12 +231,9 @@ class Scorer:
                 ``"sentence-l2r"``, a list of them, or ``"all"``; ``None`` means the scorer's own
                 metric. A causal LM's score is its log-likelihood: leave ``metric`` out (or ``"causal"``).
             progress: show a progress bar (``None``: only when stderr is a terminal).
-            spans: per text, a character span ``(start, stop)`` (or None for all): a token is scored
-                when the character it stands on, its anchor, is in ``start <= anchor < stop``; the
-                anchor is the first non-space character at or after the token's start (a token of
-                whitespace only stands on the next word; one after the last non-space character, on
-                that character). A token that merely overlaps the span is not scored. The rest of the
-                text is context; tokens not scored are NaN; a span that anchors no token is refused.
+            spans: per text, a character span ``(start, stop)`` (or None for all): a token is scored when
+                its anchor, the first non-space character at or after its start (else the text's last one),
+                is in ``start <= anchor < stop``, not when it merely overlaps; others are NaN (context).
             long: ``"error"`` (default: the scorer's) refuses texts longer than the model allows;
                 ``"window"`` scores them in windows of the model's length: a masked LM scores each
                 token in a window centred on it (see :mod:`pllscore.plan.windows`); a causal LM's
