@@ -54,13 +54,13 @@ def test_tables_and_lines(ns_run):
     words, fits = _words(out), pd.read_csv(out / "fits.csv")
     assert list(words.columns) == [
         "text", "position", "word", "length", "zipf", "meanItemRT", "gmeanItemRT",
-        "surprisal:tiny-gpt2", "surprisal:tiny-bert-cased", "included:meanItemRT", "included:gmeanItemRT",
+        "surprisal:tiny_gpt2", "surprisal:tiny_bert_cased", "included:meanItemRT", "included:gmeanItemRT",
     ]  # fmt: skip
     assert len(words) == 10 * WORDS_PER_STORY
     assert list(dict.fromkeys(words["text"])) == [str(i) for i in range(1, 11)]  # the texts in input order
     assert list(fits.columns) == ["model", "measure", "n", "delta_ll", "delta_ll_se", "coef", "coef_se"]
     assert list(zip(fits["model"], fits["measure"])) == [
-        (m, k) for m in ("tiny-gpt2", "tiny-bert-cased") for k in ("meanItemRT", "gmeanItemRT")
+        (m, k) for m in ("tiny_gpt2", "tiny_bert_cased") for k in ("meanItemRT", "gmeanItemRT")
     ]
     assert len(done.stdout.strip().splitlines()) == 4
     assert (out / "meta.json").is_file() and (out / "delta_ll.png").is_file() and (out / "rt-surprisal.png").is_file()
@@ -71,8 +71,8 @@ def test_report_shows_the_fits_and_figures(ns_run):
     done = run("report", str(out), "-o", str(tmp / "report.html"))
     assert done.returncode == 0, done.stderr
     page = (tmp / "report.html").read_text()
-    assert "Reading times" in page and page.count("<img") == 2 and "tiny-bert-cased" in page
-    assert "| tiny-gpt2       | meanItemRT" in (tmp / "report.md").read_text()
+    assert "Reading times" in page and page.count("<img") == 2 and "tiny_bert_cased" in page
+    assert "| tiny_gpt2       | meanItemRT" in (tmp / "report.md").read_text()
 
 
 # --- the independent recomputation -------------------------------------------------------------------------------
@@ -168,7 +168,7 @@ def _check_equal(words, label, scored):
     np.testing.assert_allclose(got, want, atol=TOL_BITS, rtol=0)
 
 
-@pytest.mark.parametrize("label, model", [("tiny-gpt2", TINY_GPT2), ("tiny-bert-cased", TINY_BERT)])
+@pytest.mark.parametrize("label, model", [("tiny_gpt2", TINY_GPT2), ("tiny_bert_cased", TINY_BERT)])
 def test_surprisal_is_the_score_command(ns_run, label, model):
     tmp, out, _ = ns_run
     words = _words(out)
@@ -244,14 +244,18 @@ def test_bad_input_is_one_line_and_keeps_the_output_folder(tmp_path, case):
     frame.to_csv(tmp_path / "t.csv", index=False)
     out = tmp_path / "out"
     out.mkdir()
-    (out / "fits.csv").write_text("kept\n")
+    (out / "fits.csv").write_text("kept\n")  # an earlier run, which --force would replace
+    (out / "meta.json").write_text('{"kind": "reading-times"}')
     model = TINY_BERT if case == "unplaceable word" else TINY_GPT2
     done = run("reading-times", str(tmp_path / "t.csv"), "--text-column", "sid", "--position-column", "pos",
-               "--word-column", "w", "--measure", "rt", "-m", str(model), "-o", str(out), "-q")  # fmt: skip
+               "--word-column", "w", "--measure", "rt", "-m", str(model), "-o", str(out), "-q", "--force")  # fmt: skip
     assert done.returncode == 1
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: ") and message in lines[0], done.stderr
-    assert (out / "fits.csv").read_text() == "kept\n" and sorted(p.name for p in out.iterdir()) == ["fits.csv"]
+    assert (out / "fits.csv").read_text() == "kept\n" and sorted(p.name for p in out.iterdir()) == [
+        "fits.csv", "meta.json",
+    ]  # fmt: skip
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out", "t.csv"]  # no temporary folder left
 
 
 # --- per-reader rows -----------------------------------------------------------------------------------------------
@@ -266,7 +270,7 @@ def readers(tmp_path_factory):
     small[["item", "zone", "word", "meanItemRT"]].to_csv(tmp / "words.csv", index=False)
     first = pllscore.reading_times(tmp / "words.csv", TINY_GPT2, text_column="item", position_column="zone",
                                    word_column="word", measures="meanItemRT")  # fmt: skip
-    s = first.words["surprisal:tiny-gpt2"].to_numpy(float)
+    s = first.words["surprisal:tiny_gpt2"].to_numpy(float)
     rng = np.random.default_rng(0)
     rows = []
     for r, offset in enumerate([-60.0, -20.0, 0.0, 30.0, 80.0]):
