@@ -1,4 +1,5 @@
-"""Turn ``blimp``, ``pairs``, ``diagnose`` and ``syntaxgym`` output folders into one HTML page and a Markdown summary.
+"""Turn ``blimp``, ``pairs``, ``diagnose``, ``syntaxgym`` and ``reading-times`` output folders into one HTML page
+and a Markdown summary.
 
 The HTML is self-contained (figures embedded as base64 PNG) and reads like a results
 section: each folder becomes a section with its tables, figures, and the commands and
@@ -37,12 +38,13 @@ def _meta(folder: Path) -> dict[str, Any]:
     meta = folder / "meta.json"
     if not folder.is_dir():
         raise InputError(
-            f"{os.fspath(folder)!r} is not a folder; give folders written by pllscore blimp/pairs/diagnose/syntaxgym"
+            f"{os.fspath(folder)!r} is not a folder; give folders written by pllscore "
+            "blimp/pairs/diagnose/syntaxgym/reading-times"
         )
     if not meta.exists():
         raise InputError(
             f"{os.fspath(folder)!r} has no meta.json; "
-            "is it the -o folder of pllscore blimp, pairs, diagnose or syntaxgym?"
+            "is it the -o folder of pllscore blimp, pairs, diagnose, syntaxgym or reading-times (a finished run)?"
         )
     try:
         return dict(json.loads(meta.read_text()))
@@ -255,14 +257,25 @@ def _formulas(folder: Path) -> dict[str, list[str]]:
 
 
 def make_report(
-    folders: Sequence[str | os.PathLike[str]], output: str | os.PathLike[str] = "report.html"
+    folders: Sequence[str | os.PathLike[str]], output: str | os.PathLike[str] = "report.html", *, force: bool = False
 ) -> tuple[Path, Path]:
-    """Write ``output`` (HTML) and the same name with ``.md``; returns both paths."""
+    """Write ``output`` (HTML) and the same name with ``.md``; returns both paths.
+
+    An existing ``output`` or its ``.md`` is refused (:class:`InputError`, before any folder is read) unless
+    ``force``, which overwrites them."""
     if not folders:
-        raise InputError("no folders given; pass the -o folders of pllscore blimp, pairs, diagnose or syntaxgym")
+        raise InputError(
+            "no folders given; pass the -o folders of pllscore blimp, pairs, diagnose, syntaxgym or reading-times"
+        )
     out = Path(output)
     if out.suffix.lower() not in (".html", ".htm"):
         raise InputError(f"report {os.fspath(out)!r} should end in .html")
+    if not force:
+        there = [p for p in (out, out.with_suffix(".md")) if p.exists()]
+        if there:
+            raise InputError(
+                f"{os.fspath(there[0])!r} exists; pass --force to overwrite the report, or choose another -o"
+            )
     sections_html, sections_md = [], []
     bits = False
     for f in folders:
