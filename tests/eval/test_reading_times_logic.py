@@ -194,6 +194,9 @@ def test_a_gap_in_the_positions_is_refused_naming_the_text_and_positions():
         read_word_table(gappy, **COLUMNS)
     msg = str(e.value)
     assert "text 'A'" in msg and "position 4, 6-7" in msg and "allow_gaps=True" in msg and "\n" not in msg
+    from pllscore.cli.messages import cli_message
+
+    assert "pass --allow-gaps if words" in cli_message(e.value)  # the flag on the command line
     got = read_word_table(gappy, allow_gaps=True, **COLUMNS)
     assert list(got.frame[got.frame["text"] == "A"]["position"]) == [1, 2, 3, 5, 8, 9]
 

@@ -237,7 +237,8 @@ def _reading_times_section(folder: Path, meta: dict[str, Any]) -> tuple[str, str
     pngs = reading_times_pngs(words, fits)
     text = (
         "ΔLL = held-out log-likelihood per word (nats) that surprisal and its spillover add to a baseline of word "
-        "length and frequency (cross-validated by text), ± standard error; coef = in-sample ms per bit of surprisal."
+        "length and frequency (cross-validated by text), ± standard error; coef = the full model's in-sample partial "
+        "coefficient of surprisal (ms per bit, the other predictors held constant)."
     )
     parts, md = _opening("Reading times", folder, text, fits, digits=4)
     parts += [_png(data, name) for name, data in pngs.items()]

@@ -245,7 +245,8 @@ def _no_readers(out: Any, frame: Any, used: Sequence[str], source: str) -> None:
     hint = f" (perhaps {apart[0]!r})" if apart else ""
     raise InputError(
         f"text {first['text']!r} shows the word {first['word']!r} at position {first['position']} in "
-        f"{int(same.sum())} rows of {source}: per-reader rows? name the reader's column with --subject-column{hint}"
+        f"{int(same.sum())} rows of {source}: per-reader rows? name the reader's column with --subject-column{hint}; "
+        "otherwise drop the repeated rows"
     )
 
 
