@@ -32,7 +32,8 @@ WORDS_B = ["None", "NA", "null", "ran", "(away).", "Fine"]
 
 
 def _table() -> pd.DataFrame:
-    rows = [("A", i + 1, w) for i, w in enumerate(WORDS_A)] + [("B", 10 * (i + 1), w) for i, w in enumerate(WORDS_B)]
+    # B is numbered from 8: positions sort as numbers (8 before 10), not as text
+    rows = [("A", i + 1, w) for i, w in enumerate(WORDS_A)] + [("B", 8 + i, w) for i, w in enumerate(WORDS_B)]
     frame = pd.DataFrame(rows, columns=["story", "pos", "token"])
     frame["rt"] = [float(200 + 10 * i) for i in range(len(frame))]
     frame["rt2"] = [float(300 + i) for i in range(len(frame))]
@@ -181,3 +182,70 @@ def test_per_reader_rows(tmp_path):
     clash.iloc[len(frame), clash.columns.get_loc("token")] = "Other"
     with pytest.raises(InputError, match="different words at position 1"):
         read_word_table(clash, subject_column="reader", **COLUMNS)
+
+
+# --- positions with gaps, per-reader rows without their reader, a word pandas read as missing ----------------------
+
+
+def test_a_gap_in_the_positions_is_refused_naming_the_text_and_positions():
+    frame = _table()
+    gappy = frame[~((frame["story"] == "A") & frame["pos"].isin([4, 6, 7]))]
+    with pytest.raises(InputError) as e:
+        read_word_table(gappy, **COLUMNS)
+    msg = str(e.value)
+    assert "text 'A'" in msg and "position 4, 6-7" in msg and "allow_gaps=True" in msg and "\n" not in msg
+    from pllscore.cli.messages import cli_message
+
+    assert "pass --allow-gaps if words" in cli_message(e.value)  # the flag on the command line
+    got = read_word_table(gappy, allow_gaps=True, **COLUMNS)
+    assert list(got.frame[got.frame["text"] == "A"]["position"]) == [1, 2, 3, 5, 8, 9]
+
+
+def test_a_fractional_position_is_refused_even_with_gaps_allowed():
+    frame = _table().astype({"pos": float})
+    frame.loc[3, "pos"] = 3.5
+    for allow in (False, True):
+        with pytest.raises(InputError, match=r"position 3\.5 in row 4 .* not a whole number"):
+            read_word_table(frame, allow_gaps=allow, **COLUMNS)
+
+
+def test_a_lag_across_a_gap_is_missing_not_the_previous_present_word():
+    # A: positions 1 2 3 _ 5 6 (4 left out); lag k of a word is the word at its position - k
+    words = pd.DataFrame({"text": ["A"] * 5 + ["B"] * 2, "position": [1, 2, 3, 5, 6, 1, 2]})
+    words["x"] = [10.0, 20.0, 30.0, 50.0, 60.0, 1.0, 2.0]
+    got = design(words, ["x"], 2)
+    nan = math.nan
+    want_1 = [nan, 10.0, 20.0, nan, 50.0, nan, 1.0]
+    want_2 = [nan, nan, 10.0, 30.0, nan, nan, nan]
+    np.testing.assert_array_equal(got["x_1"].to_numpy(), want_1)
+    np.testing.assert_array_equal(got["x_2"].to_numpy(), want_2)
+    # without gaps, lag k is the word k rows back in its text
+    plain = pd.DataFrame({"text": ["A"] * 4, "position": [7, 8, 9, 10], "x": [1.0, 2.0, 3.0, 4.0]})
+    assert list(design(plain, ["x"], 1)["x_1"].fillna(-1)) == [-1, 1.0, 2.0, 3.0]
+
+
+def test_per_reader_rows_without_the_reader_column_say_so():
+    frame = _table()
+    two = pd.concat([frame.assign(who="r1"), frame.assign(who="r2", rt=frame["rt"] + 1)])
+    with pytest.raises(InputError) as e:
+        read_word_table(two, **COLUMNS)
+    msg = str(e.value)
+    assert "per-reader rows?" in msg and "--subject-column" in msg and "'who'" in msg and "twice" not in msg
+
+
+def test_a_word_pandas_read_as_missing_is_named_as_such():
+    frame = _table().astype({"token": object})
+    frame.loc[9, "token"] = None  # what pd.read_csv makes of the word None with its defaults
+    with pytest.raises(InputError) as e:
+        read_word_table(frame, **COLUMNS)
+    msg = str(e.value)
+    assert "row 10" in msg and "missing value" in msg and "keep_default_na=False" in msg and "\n" not in msg
+
+
+@pytest.mark.parametrize("fmt", ["csv", "tsv"])
+def test_a_word_na_in_a_file_is_the_word(tmp_path, fmt):
+    frame = _table()
+    path = tmp_path / f"t.{fmt}"
+    _write(frame, path, fmt)
+    got = read_word_table(path, **COLUMNS)
+    assert list(got.frame["word"][len(WORDS_A) :][:3]) == ["None", "NA", "null"]

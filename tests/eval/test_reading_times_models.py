@@ -61,7 +61,7 @@ def test_tables_and_lines(ns_run):
     assert list(dict.fromkeys(words["text_key"])) == [str(i) for i in range(1, 11)]  # the texts in input order
     assert list(fits.columns) == ["model", "measure", "n", "delta_ll", "delta_ll_se", "coef", "coef_se"]
     assert list(zip(fits["model"], fits["measure"])) == [
-        (m, k) for m in ("tiny-gpt2", "tiny-bert-cased") for k in ("meanItemRT", "gmeanItemRT")
+        (m, k) for m in ("tiny_gpt2", "tiny_bert_cased") for k in ("meanItemRT", "gmeanItemRT")
     ]
     assert len(done.stdout.strip().splitlines()) == 4
     assert (out / "meta.json").is_file() and (out / "delta_ll.png").is_file() and (out / "rt-surprisal.png").is_file()
@@ -72,8 +72,8 @@ def test_report_shows_the_fits_and_figures(ns_run):
     done = run("report", str(out), "-o", str(tmp / "report.html"))
     assert done.returncode == 0, done.stderr
     page = (tmp / "report.html").read_text()
-    assert "Reading times" in page and page.count("<img") == 2 and "tiny-bert-cased" in page
-    assert "| tiny-gpt2       | meanItemRT" in (tmp / "report.md").read_text()
+    assert "Reading times" in page and page.count("<img") == 2 and "tiny_bert_cased" in page
+    assert "| tiny_gpt2       | meanItemRT" in (tmp / "report.md").read_text()
 
 
 # --- the independent recomputation -------------------------------------------------------------------------------
@@ -169,7 +169,7 @@ def _check_equal(words, label, scored):
     np.testing.assert_allclose(got, want, atol=TOL_BITS, rtol=0)
 
 
-@pytest.mark.parametrize("label, model", [("tiny-gpt2", TINY_GPT2), ("tiny-bert-cased", TINY_BERT)])
+@pytest.mark.parametrize("label, model", [("tiny_gpt2", TINY_GPT2), ("tiny_bert_cased", TINY_BERT)])
 def test_surprisal_is_the_score_command(ns_run, label, model):
     tmp, out, _ = ns_run
     words = _words(out)
@@ -245,14 +245,18 @@ def test_bad_input_is_one_line_and_keeps_the_output_folder(tmp_path, case):
     frame.to_csv(tmp_path / "t.csv", index=False)
     out = tmp_path / "out"
     out.mkdir()
-    (out / "fits.csv").write_text("kept\n")
+    (out / "fits.csv").write_text("kept\n")  # an earlier run, which --force would replace
+    (out / "meta.json").write_text('{"kind": "reading-times"}')
     model = TINY_BERT if case == "unplaceable word" else TINY_GPT2
     done = run("reading-times", str(tmp_path / "t.csv"), "--text-column", "sid", "--position-column", "pos",
-               "--word-column", "w", "--measure", "rt", "-m", str(model), "-o", str(out), "-q")  # fmt: skip
+               "--word-column", "w", "--measure", "rt", "-m", str(model), "-o", str(out), "-q", "--force")  # fmt: skip
     assert done.returncode == 1
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: ") and message in lines[0], done.stderr
-    assert (out / "fits.csv").read_text() == "kept\n" and sorted(p.name for p in out.iterdir()) == ["fits.csv"]
+    assert (out / "fits.csv").read_text() == "kept\n" and sorted(p.name for p in out.iterdir()) == [
+        "fits.csv", "meta.json",
+    ]  # fmt: skip
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out", "t.csv"]  # no temporary folder left
 
 
 # --- per-reader rows -----------------------------------------------------------------------------------------------

@@ -20,7 +20,7 @@ from tests.real.conftest import TIMINGS, real_file
 from tests.test_cli import run
 
 NATURAL_STORIES = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "naturalstories"
-LABEL = "gemma-3-270m-q4_k_m.gguf"
+LABEL = "gemma_3_270m_q4_k_m_gguf"
 
 
 @pytest.fixture(scope="module")

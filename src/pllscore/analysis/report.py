@@ -1,4 +1,5 @@
-"""Turn ``blimp``, ``pairs``, ``diagnose`` and ``syntaxgym`` output folders into one HTML page and a Markdown summary.
+"""Turn ``blimp``, ``pairs``, ``diagnose``, ``syntaxgym`` and ``reading-times`` output folders into one HTML page
+and a Markdown summary.
 
 The HTML is self-contained (figures embedded as base64 PNG) and reads like a results
 section: each folder becomes a section with its tables, figures, and the commands and
@@ -38,12 +39,13 @@ def _meta(folder: Path) -> dict[str, Any]:
     meta = folder / "meta.json"
     if not folder.is_dir():
         raise InputError(
-            f"{os.fspath(folder)!r} is not a folder; give folders written by pllscore blimp/pairs/diagnose/syntaxgym"
+            f"{os.fspath(folder)!r} is not a folder; give folders written by pllscore "
+            "blimp/pairs/diagnose/syntaxgym/reading-times"
         )
     if not meta.exists():
         raise InputError(
             f"{os.fspath(folder)!r} has no meta.json; "
-            "is it the -o folder of pllscore blimp, pairs, diagnose or syntaxgym?"
+            "is it the -o folder of pllscore blimp, pairs, diagnose, syntaxgym or reading-times (a finished run)?"
         )
     try:
         return dict(json.loads(meta.read_text()))
@@ -239,7 +241,8 @@ def _reading_times_section(folder: Path, meta: dict[str, Any]) -> tuple[str, str
     pngs = reading_times_pngs(words, fits)
     text = (
         "ΔLL = held-out log-likelihood per word (nats) that surprisal and its spillover add to a baseline of word "
-        "length and frequency (cross-validated by text), ± standard error; coef = in-sample ms per bit of surprisal."
+        "length and frequency (cross-validated by text), ± standard error; coef = the full model's in-sample partial "
+        "coefficient of surprisal (ms per bit, the other predictors held constant)."
     )
     parts, md = _opening("Reading times", folder, text, fits, digits=4)
     parts += [_png(data, name) for name, data in pngs.items()]
@@ -259,14 +262,25 @@ def _formulas(folder: Path) -> dict[str, list[str]]:
 
 
 def make_report(
-    folders: Sequence[str | os.PathLike[str]], output: str | os.PathLike[str] = "report.html"
+    folders: Sequence[str | os.PathLike[str]], output: str | os.PathLike[str] = "report.html", *, force: bool = False
 ) -> tuple[Path, Path]:
-    """Write ``output`` (HTML) and the same name with ``.md``; returns both paths."""
+    """Write ``output`` (HTML) and the same name with ``.md``; returns both paths.
+
+    An existing ``output`` or its ``.md`` is refused (:class:`InputError`, before any folder is read) unless
+    ``force``, which overwrites them."""
     if not folders:
-        raise InputError("no folders given; pass the -o folders of pllscore blimp, pairs, diagnose or syntaxgym")
+        raise InputError(
+            "no folders given; pass the -o folders of pllscore blimp, pairs, diagnose, syntaxgym or reading-times"
+        )
     out = Path(output)
     if out.suffix.lower() not in (".html", ".htm"):
         raise InputError(f"report {os.fspath(out)!r} should end in .html")
+    if not force:
+        there = [p for p in (out, out.with_suffix(".md")) if p.exists()]
+        if there:
+            raise InputError(
+                f"{os.fspath(there[0])!r} exists; pass --force to overwrite the report, or choose another -o"
+            )
     sections_html, sections_md = [], []
     bits = False
     for f in folders:

@@ -7,20 +7,24 @@ and calls :func:`pllscore.reading_times`.
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from pllscore.cli.options import Progress, Quiet, output_option, progress_of, with_settings
-from pllscore.settings import ModelSettings
+from pllscore.settings import ModelSettings, RunSettings, TableSettings
 
 __all__ = ["reading_times_command"]
 
 _FIELDS = (
     *("device", "dtype", "max_tokens", "compile", "share_prefixes", "eos", "cache"),
-    *("autocast", "device_map", "max_memory", "offload_folder"),
+    *("autocast", "device_map", "max_memory", "offload_folder", "force", "allow_gaps"),
 )
+_OVERRIDES = {
+    "force": {"help": "Replace the earlier reading-times run in --output (none of its files survives)."},
+}
 
 Models = Annotated[
     list[str],
@@ -28,7 +32,7 @@ Models = Annotated[
 ]
 
 
-@with_settings(only=_FIELDS)
+@with_settings(only=_FIELDS, overrides=_OVERRIDES)
 def reading_times_command(
     data: Path = typer.Argument(
         ..., help="The Natural Stories folder, or a word table (csv, tsv, jsonl, parquet): one row per displayed word."
@@ -56,21 +60,28 @@ def reading_times_command(
     quiet: Quiet = False,
     progress: Progress = False,
     model: ModelSettings = None,  # type: ignore[assignment]
+    run: RunSettings = None,  # type: ignore[assignment]
+    table: TableSettings = None,  # type: ignore[assignment]
 ) -> None:
     """Psychometric predictive power: ΔLL per word of each model's surprisal over length and frequency."""
     from pllscore.errors import InputError
-    from pllscore.eval.reading_times.run import reading_times
+    from pllscore.eval.reading_times.run import SmallDataWarning, reading_times
 
     if plot and output is None:
         raise InputError("--plot draws into the output folder; give -o/--output too")
-    result = reading_times(
-        data, model_names, output=output, measures=measure, text_column=text_column,
-        position_column=position_column, word_column=word_column, subject_column=subject_column,
-        aggregate=aggregate, spillover=spillover, value_range=value_range, frequency=frequency, metric=metric,
-        bow=bow, progress=progress_of(quiet, progress), model=model,
-    )  # fmt: skip
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SmallDataWarning)  # said below, in one line
+        result = reading_times(
+            data, model_names, output=output, measures=measure, text_column=text_column,
+            position_column=position_column, word_column=word_column, subject_column=subject_column,
+            aggregate=aggregate, spillover=spillover, value_range=value_range, frequency=frequency, metric=metric,
+            bow=bow, progress=progress_of(quiet, progress), model=model, force=run.force,
+            allow_gaps=table.allow_gaps,
+        )  # fmt: skip
     # --quiet: errors only, and the fit lines on stdout when they go nowhere else
     say = not quiet
+    if result.caution is not None and say:
+        typer.echo(f"warning: {result.caution}", err=True)
     if say or output is None:
         for line in result.lines():
             typer.echo(line)

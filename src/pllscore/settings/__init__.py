@@ -261,6 +261,12 @@ class TableSettings(Settings):
     )
     input_format: str | None = setting(None, "Input format (default: from the input's extension).", record=False)
     skip_empty: bool = setting(False, "Skip empty lines instead of failing.", flags=("--skip-empty",))
+    allow_gaps: bool = setting(
+        False,
+        "Reading times: a text's word positions may skip numbers (words left out on purpose).",
+        flags=("--allow-gaps",),
+        record=False,
+    )
 
 
 @dataclass(frozen=True)

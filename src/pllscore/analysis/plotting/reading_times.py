@@ -3,8 +3,9 @@
 ``delta_ll.png``: ΔLL per word of each model's surprisal, one bar per model (a group per measure), with
 ±1 standard error. ``rt-surprisal.png``: per model (rows) and measure (columns), the fitted rows' mean reading
 time in bins of surprisal (equal-count bins; ±1 standard error of the bin's mean) with the fitted line: the
-in-sample coefficient through the means (OLS with an intercept passes through them, so it is the full
-model's prediction with the other predictors at their means).
+in-sample partial coefficient of surprisal in the full model (the other predictors held constant), drawn
+through the means (OLS with an intercept passes through them, so it is the full model's prediction with the
+other predictors at their means) over the range of the binned means only.
 """
 
 from __future__ import annotations
@@ -86,8 +87,9 @@ def rt_surprisal_figure(words: Any, fits: Any, bins: int = BINS) -> Any:
                 es.append(y[inside].std(ddof=1) / np.sqrt(inside.sum()) if inside.sum() > 1 else 0.0)
             ax.errorbar(xs, ms, yerr=es, fmt="o", markersize=3, capsize=2, label="binned mean")
             coef = float(fits[(fits["model"] == model) & (fits["measure"] == measure)]["coef"].iloc[0])
-            line = np.linspace(s.min(), s.max(), 50)
-            ax.plot(line, y.mean() + coef * (line - s.mean()), color="C3", label=f"fit: {coef:.2f} ms/bit")
+            line = np.linspace(min(xs), max(xs), 50)  # over the binned means only, not the sparse tails
+            label = f"partial slope: {coef:.2f} ms/bit\n(full model, other predictors held)"
+            ax.plot(line, y.mean() + coef * (line - s.mean()), color="C3", label=label, gid="fit")
             ax.set_xlabel(f"surprisal (bits), {model}")
             ax.set_ylabel(f"{measure} (ms)")
             ax.legend(fontsize=7)

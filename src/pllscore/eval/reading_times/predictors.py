@@ -7,7 +7,8 @@ For word w_t of a text (:func:`word_predictors`):
 * ``zipf``: the Zipf frequency of that stripped word, lowercased (:class:`Frequency`: wordfreq's
   ``zipf_frequency`` in English by default);
 * lags (:func:`design`): the same for w_t-1 ... w_t-k (``length_1``, ``zipf_1``, ...) and, in the full
-  model, ``surprisal``, ``surprisal_1``, ...; a lag never crosses a text boundary (NaN there).
+  model, ``surprisal``, ``surprisal_1``, ...: the word at position t-k of the same text, NaN where there is
+  none (before the text's start, or across a gap in the positions: a word left out of the table).
 
 A row is fitted (:func:`included`) when its measure is a number in the range, the word is not among the
 first ``max(2, spillover)`` words of its text, it does not start a sentence (the text's first word or the
@@ -147,15 +148,21 @@ def lag_names(name: str, spillover: int) -> list[str]:
 
 
 def design(words: Any, columns: Sequence[str], spillover: int) -> Any:
-    """The predictors ``columns`` of ``words`` (one row per word, texts contiguous, in order) with their lags
-    ``1..spillover`` within each text (NaN where a lag would cross the text's start)."""
+    """The predictors ``columns`` of ``words`` (one row per word, with ``text`` and ``position``) with their lags
+    ``1..spillover``: lag k of a word is the word at position - k of its text, NaN where its text has none
+    (before the text's start, or across a gap in the positions)."""
     import pandas as pd
 
-    by_text = words.groupby("text", sort=False)
+    here = pd.MultiIndex.from_arrays([words["text"].to_numpy(), words["position"].to_numpy()])
     out = {}
     for c in columns:
+        values = pd.Series(words[c].to_numpy(dtype=float), index=here)
         for k, name in enumerate(lag_names(c, spillover)):
-            out[name] = words[c].astype(float) if k == 0 else by_text[c].shift(k).astype(float)
+            if k == 0:
+                out[name] = values.to_numpy()
+                continue
+            back = pd.MultiIndex.from_arrays([words["text"].to_numpy(), words["position"].to_numpy() - k])
+            out[name] = values.reindex(back).to_numpy()
     return pd.DataFrame(out, index=words.index)
 
 

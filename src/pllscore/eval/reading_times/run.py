@@ -3,14 +3,16 @@
 :func:`reading_times` reads and checks the word table and its predictors before any model is loaded
 (:mod:`.table`, :mod:`.predictors`), loads each model once and takes each word's surprisal from it
 (:mod:`.surprisal`: the numbers of ``pllscore score --words whitespace --long window --level word --base 2
---surprisal``), fits the baseline and the full regressions per model and measure (:mod:`.fit`) and writes
-``words.csv``, ``fits.csv`` and ``meta.json`` (provenance) into the output folder once everything is done:
-a failing run leaves what the folder held untouched.
+--surprisal``; :mod:`.models`, which keeps each model's surprisals in the output folder as it finishes,
+:mod:`.cache`), fits the baseline and the full regressions per model and measure (:mod:`.fit`) and writes
+``words.csv``, ``fits.csv`` and ``meta.json`` (provenance) into the output folder whole once everything is
+done (:mod:`.output`): a failing run leaves the folder's files as they were.
 """
 
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,9 +20,11 @@ from typing import Any
 
 import numpy as np
 
-from pllscore.engine.progress import model_stage, stage
 from pllscore.errors import InputError
 from pllscore.eval.reading_times.fit import fit_measure
+from pllscore.eval.reading_times.models import SurprisalOptions, model_label, model_surprisals
+from pllscore.eval.reading_times.models import labels as model_labels
+from pllscore.eval.reading_times.output import KIND, check_output, write_output
 from pllscore.eval.reading_times.predictors import (
     DEFAULT_FREQUENCY,
     DEFAULT_RANGE,
@@ -33,29 +37,37 @@ from pllscore.eval.reading_times.predictors import (
     word_predictors,
     word_rules,
 )
-from pllscore.eval.reading_times.surprisal import word_surprisals
 from pllscore.eval.reading_times.table import WordTable, read_word_table
 from pllscore.results.columns import included_column, score_column_name
 from pllscore.settings import ModelSettings
 
 __all__ = [
-    "FIT_COLUMNS", "KIND", "ReadingTimesResult", "fit_table", "model_label", "reading_times", "surprisal_column",
+    "FIT_COLUMNS", "KIND", "MIN_TEXTS", "MIN_WORDS", "ReadingTimesResult", "SmallDataWarning", "fit_table",
+    "model_label", "reading_times", "small_data_caution", "surprisal_column",
 ]  # fmt: skip
 
-KIND = "reading-times"
+#: fewer texts or fitted rows than these: the estimate means little (a warning)
+MIN_TEXTS, MIN_WORDS = 5, 200
 FIT_COLUMNS = ["model", "measure", "n", "delta_ll", "delta_ll_se", "coef", "coef_se"]
 PathLike = str | os.PathLike[str]
+
+
+class SmallDataWarning(UserWarning):
+    """Too few texts (under :data:`MIN_TEXTS`) or fitted rows (under :data:`MIN_WORDS`) for ΔLL and the
+    coefficient to mean much."""
 
 
 @dataclass(frozen=True)
 class ReadingTimesResult:
     """``words``: the rows of ``words.csv`` (one per input word, or per word and reader); ``fits``: the rows of
-    ``fits.csv`` (one per model and measure); ``labels``: the models' labels in the order given."""
+    ``fits.csv`` (one per model and measure); ``labels``: the models' labels in the order given; ``caution``:
+    one line when the data are too small for the estimate to mean much (also a :class:`SmallDataWarning`)."""
 
     output: Path | None
     words: Any
     fits: Any
     labels: tuple[str, ...]
+    caution: str | None = None
 
     def lines(self) -> list[str]:
         """One line per model and measure, as the command prints them."""
@@ -64,26 +76,6 @@ class ReadingTimesResult:
             f"coef={r.coef:.3f} ± {r.coef_se:.3f} ms/bit"
             for r in self.fits.itertuples()
         ]
-
-
-def model_label(model: Any) -> str:
-    """The name a model's column and rows go by: its folder's or file's name, or its Hub name."""
-    name = os.fspath(model) if isinstance(model, (str, os.PathLike)) else str(getattr(model, "name", model))
-    if isinstance(model, (str, os.PathLike)) and not Path(name).exists():
-        return name.rstrip("/")  # a Hub name ("org/model") stays whole
-    return Path(name.rstrip("/\\")).name or name
-
-
-def _labels(models: Sequence[Any]) -> list[str]:
-    labels = [model_label(m) for m in models]
-    for i, label in enumerate(labels):
-        if labels.count(label) > 1:  # two folders of one name: their paths tell them apart
-            given = models[i]
-            labels[i] = os.fspath(given) if isinstance(given, (str, os.PathLike)) else str(given.name)
-    for label in labels:
-        if labels.count(label) > 1:
-            raise InputError(f"model {label!r} is given twice; give each model once")
-    return labels
 
 
 def _per_reader(table: WordTable, aggregate: bool) -> WordTable:
@@ -114,6 +106,8 @@ def reading_times(
     bow: bool = False,
     progress: bool | None = None,
     model: ModelSettings | None = None,
+    force: bool = False,
+    allow_gaps: bool = False,
 ) -> ReadingTimesResult:
     """How well each model's word surprisal predicts reading times: ΔLL per word and the surprisal coefficient.
 
@@ -121,77 +115,82 @@ def reading_times(
         data: the Natural Stories folder (``processed_wordinfo.tsv`` and ``all_stories.tok``), a word table
             (CSV, TSV, JSONL or Parquet; one row per displayed word, or per word and reader) or a DataFrame.
         models: one model or several: Hub names, folders, GGUF files or loaded scorers; each is loaded once.
-        output: a folder for ``words.csv``, ``fits.csv`` and ``meta.json``, written when the run is done.
+        output: a folder for ``words.csv``, ``fits.csv`` and ``meta.json``, written whole when the run is done
+            (:mod:`.output`); each model's surprisals are kept there at once, for the same call to continue
+            (:mod:`.cache`).
         measures: the reading-time column(s) (Natural Stories: ``meanItemRT``).
         text_column, position_column, word_column: the text id, the word's position in its text, the word
             as displayed (Natural Stories: ``item``, ``zone``, ``word``).
-        subject_column: the reader of each row: per-reader rows are fitted by a mixed model with random
-            intercepts by reader, or averaged per word first with ``aggregate``.
+        subject_column: the reader of each row: a mixed model with random intercepts by reader, or per-word means
+            with ``aggregate``.
         spillover: how many preceding words' predictors enter the regressions (default 2).
         value_range: ``(lo, hi)`` in ms (default 100 to 3000): rows outside are not fitted; None: no range.
         frequency: ``"wordfreq:LANG"`` (default English) or a CSV/TSV file with ``word`` and ``count``.
         metric: a masked LM's PLL metric (default word-l2r).
-        bow: the BOW correction of word probabilities (``word_prob="bow"``).
-        progress: a progress bar on stderr (None: only when stderr is a terminal).
+        bow: the BOW correction of word probabilities (``word_prob="bow"``); progress: a bar on stderr (None:
+            only when stderr is a terminal).
         model: how named models are loaded (:class:`~pllscore.settings.ModelSettings`); masked and causal LMs
             always score long texts in windows (``long="window"``), encoder-decoder LMs never.
+        force: replace the earlier reading-times run in ``output`` (a folder of anything else is refused).
+        allow_gaps: positions may skip numbers (words left out on purpose; a lag across a gap is missing).
 
     Returns:
         A :class:`ReadingTimesResult`.
     """
-    given = [models] if isinstance(models, (str, os.PathLike)) or hasattr(models, "score") else list(models)
-    if not given:
-        raise InputError("no model given; pass --model (repeatable)")
+    given = _given(models)
     metric = _one_metric(metric)
     spill = check_spillover(spillover)
     bounds = check_range(value_range)
     freq = Frequency(frequency)
+    columns_of = dict(text_column=text_column, position_column=position_column, word_column=word_column)
+    chosen = [measures] if isinstance(measures, str) else measures
     table = _per_reader(
-        read_word_table(
-            data, measures=[measures] if isinstance(measures, str) else measures, text_column=text_column,
-            position_column=position_column, word_column=word_column, subject_column=subject_column,
-        ),
+        read_word_table(data, measures=chosen, subject_column=subject_column, allow_gaps=allow_gaps, **columns_of),
         aggregate,
-    )  # fmt: skip
-    fold_of = folds(table.texts)
-    labels = _labels(given)
+    )
+    fold_of, labels, out_dir = folds(table.texts), model_labels(given), check_output(output, force)
     words = word_predictors(table.words(), freq)
-    per_text = [list(g["word"]) for _, g in words.groupby("text", sort=False)]
-    texts = list(dict.fromkeys(words["text"]))
     settings = model or ModelSettings()
-    out_dir = _output(output)
-    records = _surprisals(words, given, labels, settings, texts, per_text, metric=metric, bow=bow, progress=progress)
+    options = SurprisalOptions(settings, metric, bow, progress, out_dir)
+    names = surprisal_columns(labels)  # refused before any model loads when two labels share a column
+    columns, records = model_surprisals(given, labels, words, options)
+    words = words.assign(**dict(zip(names, columns)))
     rows, fits = fit_table(words, table, labels, spill, bounds, fold_of)
-    result = ReadingTimesResult(out_dir, rows, fits, tuple(labels))
+    caution = _warn_small(table, fits)
     if out_dir is not None:
-        _write(out_dir, result, table, records, {
+        meta = _meta(table, records, {
             "measures": list(table.measures), "spillover": spill, "range": list(bounds) if bounds else None,
             "frequency": str(frequency), "metric": metric, "bow": bow, "subject_column": subject_column,
-            "aggregate": aggregate, "model": settings.record(),
+            "aggregate": aggregate, "allow_gaps": allow_gaps,
+            "model": {k: v for k, v in settings.record().items() if k not in ("model", "long")},
         })  # fmt: skip
-    return result
+        write_output(out_dir, {"words.csv": rows, "fits.csv": fits}, meta, labels)
+    return ReadingTimesResult(out_dir, rows, fits, tuple(labels), caution)
 
 
-def _surprisals(
-    words: Any,
-    given: list[Any],
-    labels: list[str],
-    settings: ModelSettings,
-    texts: list[Any],
-    per_text: list[Any],
-    **options: Any,
-) -> list[dict[str, Any]]:
-    """Each model's surprisal of every word, as column ``<label>_surprisal_bits`` of ``words``; the models' records."""
-    records = []
-    columns = surprisal_columns(labels)  # refused before any model loads when two labels share a column
-    for i, (label, m, column) in enumerate(zip(labels, given, columns), 1):  # one model at a time, each loaded once
-        scorer = _load(m, settings)
-        with stage(model_stage(i, len(given), label)):  # its bar says which model runs
-            values = word_surprisals(scorer, texts, per_text, label=label, **options)
-        words[column] = np.concatenate(values)
-        records.append(_model_record(scorer, label))
-        del scorer
-    return records
+def _given(models: Any | Sequence[Any]) -> list[Any]:
+    given = [models] if isinstance(models, (str, os.PathLike)) or hasattr(models, "score") else list(models)
+    if not given:
+        raise InputError("no model given; pass --model (repeatable)")
+    return given
+
+
+def _warn_small(table: WordTable, fits: Any) -> str | None:
+    caution = small_data_caution(table, fits)
+    if caution is not None:
+        warnings.warn(caution, SmallDataWarning, stacklevel=3)
+    return caution
+
+
+def small_data_caution(table: WordTable, fits: Any) -> str | None:
+    """One line when the data are too small for the estimate to mean much; None otherwise."""
+    texts, fewest = len(table.texts), int(fits["n"].min())
+    if texts >= MIN_TEXTS and fewest >= MIN_WORDS:
+        return None
+    return (
+        f"{texts} texts and {fewest} fitted rows are few: delta_ll and coef mean little on so little data "
+        f"(at least {MIN_TEXTS} texts and {MIN_WORDS} fitted rows per measure are advised)"
+    )
 
 
 def _one_metric(metric: str | Sequence[str] | None) -> str | None:
@@ -208,17 +207,6 @@ def _one_metric(metric: str | Sequence[str] | None) -> str | None:
     if len(resolved) != 1:
         raise InputError("reading-times takes one metric per run, not 'all'")
     return resolved[0]
-
-
-def _load(m: Any, settings: ModelSettings) -> Any:
-    if not isinstance(m, (str, os.PathLike)):
-        return m
-    from pllscore.scoring import api
-
-    given = settings.load_kwargs()
-    if given.get("stride") is None:  # windows are asked for per call (encoder-decoder LMs take none)
-        given.pop("long", None)
-    return api.load(m, **given)
 
 
 def fit_table(
@@ -260,8 +248,7 @@ def fit_table(
         for m in table.measures:
             keep = rows[included_column(m)].to_numpy() & finite
             rows[included_column(m)] = keep
-            if not keep.any():
-                raise InputError(f"no row of measure {m!r} is fitted; check --range and the measure's values")
+            _enough(rows[m].to_numpy(dtype=float), rules, bounds, keep, m, spillover, full.shape[1] + 1)
             fold = rows["text"].map(fold_of).to_numpy()[keep]
             groups = rows["subject"].to_numpy()[keep] if table.subject else None
             y = rows[m].to_numpy(dtype=float)[keep]
@@ -288,39 +275,46 @@ def surprisal_columns(labels: Sequence[str]) -> list[str]:
     return columns
 
 
-def _output(output: PathLike | None) -> Path | None:
-    if output is None:
-        return None
-    out = Path(output)
-    if out.exists() and not out.is_dir():
-        raise InputError(f"output {os.fspath(out)!r} is a file; give a folder for words.csv and fits.csv")
-    return out
+def _enough(
+    values: Any, rules: Any, bounds: tuple[float, float] | None, keep: Any, measure: str, spillover: int, need: int
+) -> None:
+    """Refuse a measure with too few rows to fit ``need`` coefficients, naming the step that dropped them:
+    the measure's values, ``--range``, the word rules (``--spillover``, sentence edges) or the lags (gaps)."""
+    n = int(keep.sum())
+    if n > need:
+        return
+    number = np.isfinite(values)
+    in_range = included(values, np.ones(len(values), bool), bounds)
+    passed = in_range & np.asarray(rules, dtype=bool)
+    steps = (
+        f"{int(number.sum())} of {len(values)} rows have a number, {int(in_range.sum())} of them in --range, "
+        f"{int(passed.sum())} of those pass the word rules, {n} of those have all their lags"
+    )
+    if number.sum() <= need:
+        fix = "check the measure's values"
+    elif in_range.sum() <= need:
+        fix = "widen --range (or --range none)"
+    elif passed.sum() <= need:
+        first = max(2, spillover)
+        fix = (
+            f"a text's first {first} words (--spillover {spillover}) and its sentences' first and last words are "
+            f"not fitted: lower --spillover or give longer texts"
+        )
+    else:
+        fix = "a lag across a gap in the positions is missing: lower --spillover or fill the gaps"
+    raise InputError(
+        f"only {n} rows of measure {measure!r} can be fitted, too few for {need} coefficients ({steps}); {fix}"
+    )
 
 
-def _model_record(scorer: Any, label: str) -> dict[str, Any]:
-    from pllscore.io.provenance import model_record
-
-    if not hasattr(scorer, "model"):  # a stand-in scorer without a model (tests)
-        return {"label": label, "name": getattr(scorer, "name", label)}
-    return {"label": label, **model_record(scorer)}
-
-
-def _write(out: Path, result: ReadingTimesResult, table: WordTable, models: list[dict[str, Any]],
-           settings: dict[str, Any]) -> None:  # fmt: skip
-    from pllscore.io.parts import write_json, write_part
+def _meta(table: WordTable, models: list[dict[str, Any]], settings: dict[str, Any]) -> dict[str, Any]:
+    """``meta.json``: the command, date, data (its source and SHA-256), settings, models and versions."""
     from pllscore.io.provenance import command_line, content_fingerprint, now, versions
 
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise InputError(f"cannot create output folder {os.fspath(out)!r}: {e.strerror}") from None
     source = Path(table.source)
     files = sorted(p for p in source.iterdir() if p.is_file()) if source.is_dir() else [source]
     data = {"source": table.source}
     if all(p.is_file() for p in files) and files and table.source != "the table":
         data["sha256"] = content_fingerprint(files)
-    write_part(out / "words.csv", result.words, "csv")
-    write_part(out / "fits.csv", result.fits, "csv")
-    meta = {"kind": KIND, "command": command_line(), "date": now(), "data": data, "settings": settings,
+    return {"kind": KIND, "command": command_line(), "date": now(), "data": data, "settings": settings,
             "models": models, "versions": versions()}  # fmt: skip
-    write_json(out / "meta.json", meta)

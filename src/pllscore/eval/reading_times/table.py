@@ -67,6 +67,7 @@ def read_word_table(
     position_column: str | None = None,
     word_column: str | None = None,
     subject_column: str | None = None,
+    allow_gaps: bool = False,
 ) -> WordTable:
     """Read and check a word table (a file, a Natural Stories folder, or a pandas DataFrame).
 
@@ -76,32 +77,17 @@ def read_word_table(
         text_column, position_column, word_column: the columns of the text id, the word's position in its
             text and the word as displayed (Natural Stories: ``item``, ``zone``, ``word`` by default).
         subject_column: the reader of each row, for per-reader rows.
+        allow_gaps: a text's positions may skip numbers (words left out of the table on purpose).
 
     Raises:
-        InputError: a missing column, a non-numeric measure or position, an empty word or text, a word with
-            whitespace inside, duplicate positions in a text (per reader), or one position shown as two words.
+        InputError: a missing column, a non-numeric or fractional position, a non-numeric measure, an empty
+            word or text, a word with whitespace inside, duplicate positions in a text (per reader), one
+            position shown as two words, or (without ``allow_gaps``) positions that skip a number.
     """
     import pandas as pd
 
     ns = not isinstance(data, pd.DataFrame) and is_natural_stories(data)
-    order: list[str] | None = None
-    if isinstance(data, pd.DataFrame):
-        frame, source = data.copy(), "the table"
-    elif ns:
-        folder = Path(data)
-        frame = _read_tsv(folder / NATURAL_STORIES["files"][0])
-        stories = _read_tsv(folder / NATURAL_STORIES["files"][1])
-        order = list(dict.fromkeys(stories[NATURAL_STORIES["text"]].astype(str))) if "item" in stories else None
-        source = os.fspath(folder)
-    else:
-        from pllscore.io.readers import read_located_table
-
-        if Path(data).is_dir():
-            raise InputError(
-                f"{os.fspath(data)!r} is a folder without the Natural Stories files "
-                f"({', '.join(NATURAL_STORIES['files'])}); give a word table (csv, tsv, jsonl, parquet) or that folder"
-            )
-        frame, source = read_located_table(data)  # the source knows each row's line in the file
+    frame, source, order = _frame(data, ns)
     columns = {
         "text": text_column or (NATURAL_STORIES["text"] if ns else None),
         "position": position_column or (NATURAL_STORIES["position"] if ns else None),
@@ -135,7 +121,35 @@ def read_word_table(
         out["subject"] = _texts(frame[subject_column], source, subject_column)
     for m in chosen:
         out[m] = _numbers(frame[m], source, m)
-    return _checked(out, tuple(chosen), order, bool(subject_column), source)
+    if not subject_column:
+        _no_readers(out, frame, [*columns.values(), *chosen], source)
+    table = _checked(out, tuple(chosen), order, bool(subject_column), source)
+    if not allow_gaps:
+        _no_gaps(table)
+    return table
+
+
+def _frame(data: PathLike | Any, ns: bool) -> tuple[Any, Any, list[str] | None]:
+    """The table as read, what it is called in messages, and (Natural Stories) its stories' reading order."""
+    import pandas as pd
+
+    if isinstance(data, pd.DataFrame):
+        return data.copy(), "the table", None
+    if ns:
+        folder = Path(data)
+        frame = _read_tsv(folder / NATURAL_STORIES["files"][0])
+        stories = _read_tsv(folder / NATURAL_STORIES["files"][1])
+        order = list(dict.fromkeys(stories[NATURAL_STORIES["text"]].astype(str))) if "item" in stories else None
+        return frame, os.fspath(folder), order
+    from pllscore.io.readers import read_located_table
+
+    if Path(data).is_dir():
+        raise InputError(
+            f"{os.fspath(data)!r} is a folder without the Natural Stories files "
+            f"({', '.join(NATURAL_STORIES['files'])}); give a word table (csv, tsv, jsonl, parquet) or that folder"
+        )
+    frame, source = read_located_table(data)  # the source knows each row's line in the file
+    return frame, source, None
 
 
 def _read_tsv(path: Path) -> Any:
@@ -172,7 +186,12 @@ def _positions(col: Any, source: str, name: str) -> list[float | int]:
             x = math.nan
         if isinstance(x, bool) or not math.isfinite(float(x)):
             raise InputError(f"position {v!r} at {row_at(source, i)} (column {name!r}) is not a number")
-        out.append(int(x) if float(x).is_integer() else float(x))
+        if not float(x).is_integer():
+            raise InputError(
+                f"position {v!r} at {row_at(source, i)} (column {name!r}) is not a whole number; number the "
+                "words of each text 1, 2, 3, ..."
+            )
+        out.append(int(x))
     return out
 
 
@@ -180,7 +199,13 @@ def _words(col: Any, source: str, name: str) -> list[str]:
     out = []
     for i, v in enumerate(col):
         w = v if isinstance(v, str) else _cell(v)
-        if w is None or not w.strip():
+        if w is None:
+            raise InputError(
+                f"{row_at(source, i)} has no word (column {name!r} holds a missing value): a word None, NA or "
+                "null read by pandas with its defaults becomes missing; read the table with keep_default_na=False, "
+                "or give the file (its cells are read as text)"
+            )
+        if not w.strip():
             raise InputError(f"{row_at(source, i)} has an empty word (column {name!r}); every row needs its word")
         if any(c.isspace() for c in w.strip()):
             raise InputError(f"word {w!r} at {row_at(source, i)} has whitespace inside; one word per row")
@@ -205,6 +230,53 @@ def _numbers(col: Any, source: str, name: str) -> list[float]:
             ) from None
         out.append(x)
     return out
+
+
+def _no_readers(out: Any, frame: Any, used: Sequence[str], source: str) -> None:
+    """Refuse rows that repeat a text's position with the same word: per-reader rows given without their reader
+    (the column that tells the repeated rows apart is named when there is one)."""
+    dup = out.duplicated(["text", "position"], keep=False).to_numpy()
+    if not dup.any():
+        return
+    first = out[dup].iloc[0]
+    same = (out["text"] == first["text"]).to_numpy() & (out["position"] == first["position"]).to_numpy()
+    if out.loc[same, "word"].nunique() > 1:
+        return  # two words at one position: the duplicate check names it
+    rows = frame[same]
+    apart = [str(c) for c in frame.columns if c not in used and rows[c].astype(str).nunique() == len(rows)]
+    hint = f" (perhaps {apart[0]!r})" if apart else ""
+    raise InputError(
+        f"text {first['text']!r} shows the word {first['word']!r} at position {first['position']} in "
+        f"{int(same.sum())} rows of {source}: per-reader rows? name the reader's column with --subject-column{hint}; "
+        "otherwise drop the repeated rows"
+    )
+
+
+def _spans(positions: Sequence[int]) -> str:
+    """``[4, 7, 8, 9]`` -> ``"4, 7-9"``."""
+    runs: list[list[int]] = []
+    for p in positions:
+        if runs and runs[-1][1] == p - 1:
+            runs[-1][1] = p
+        else:
+            runs.append([p, p])
+    shown = [str(a) if a == b else f"{a}-{b}" for a, b in runs]
+    return ", ".join(shown[:8]) + (", ..." if len(shown) > 8 else "")
+
+
+def _no_gaps(table: WordTable) -> None:
+    """Refuse a text whose positions skip a number (a word left out): lags and sentence starts would cross it."""
+    words = table.words()
+    for text, group in words.groupby("text", sort=False):
+        pos = group["position"].to_numpy()
+        if len(pos) and pos[-1] - pos[0] + 1 != len(pos):
+            present = set(pos.tolist())
+            missing = [p for p in range(int(pos[0]), int(pos[-1]) + 1) if p not in present]
+            raise InputError(
+                f"text {text!r} of {table.source} has no word at position {_spans(missing)} (its positions run "
+                f"{pos[0]}-{pos[-1]}); number its words without gaps, or pass allow_gaps=True if words were left "
+                "out on purpose (a lag across a gap is then missing)"
+            )
 
 
 def _checked(frame: Any, measures: tuple[str, ...], order: list[str] | None, subject: bool, source: str) -> WordTable:
