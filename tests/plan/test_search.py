@@ -52,9 +52,9 @@ class Counter:
         return out
 
 
-def brute(frame: Frame, text: int, k: int, word_tokens: int) -> list[tuple[tuple[int, ...], float]]:
+def brute(frame: Frame, text: int, k: int, word_tokens: int, shortest: int = 1) -> list[tuple[tuple[int, ...], float]]:
     words = []
-    for n in range(1, word_tokens + 1):
+    for n in range(shortest, word_tokens + 1):
         firsts = np.flatnonzero(MASKS[frame.first])
         rest = [np.flatnonzero(MASKS["continuation"])] * (n - 1)
         for seq in itertools.product(firsts, *rest):
@@ -79,15 +79,24 @@ def brute(frame: Frame, text: int, k: int, word_tokens: int) -> list[tuple[tuple
     causal=st.booleans(),
     denominator=st.booleans(),
     plain=st.booleans(),
+    shortest=st.integers(1, 3),
 )
-def test_search_equals_brute_force(k, word_tokens, width, top, causal, denominator, plain):
+def test_search_equals_brute_force(k, word_tokens, width, top, causal, denominator, plain, shortest):
     frames = [Frame("plain_first" if plain else "first", causal, denominator) for _ in range(3)]
     counter = Counter()
-    got = search(frames, counter, _accept, k=k, word_tokens=word_tokens, width=width, top=top)
+    options = {"width": width, "top": top, "shortest": shortest}
+    got = search(frames, counter, _accept, k=k, word_tokens=word_tokens, **options)
     for text, frame in enumerate(frames):
-        want = brute(frame, text, k, word_tokens)
+        want = brute(frame, text, k, word_tokens, shortest)
         assert [f.tokens for f in got[text]] == [w for w, _ in want]
         np.testing.assert_allclose([f.logprob for f in got[text]], [v for _, v in want], atol=1e-12, rtol=0)
+
+
+def test_a_text_that_keeps_failing_stops_with_the_best_it_found():
+    frames = [Frame(), Frame()]
+    got = search(frames, Counter(), lambda text, tokens: text == 1, k=5, word_tokens=3, max_steps=20)
+    free = search(frames, Counter(), lambda text, tokens: True, k=5, word_tokens=3)
+    assert got[0] == [] and got[1] == free[1]  # text 1 accepts all: its top 5 come before its steps run out
 
 
 def test_texts_share_rounds():

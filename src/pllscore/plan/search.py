@@ -120,6 +120,8 @@ class _Text:
     heap: list[tuple[float, int, int, object]] = field(default_factory=list)
     found: list[Found] = field(default_factory=list)
     base: float = 0.0  # causal: -log P(E | context), once the root is read
+    shortest: int = 1
+    steps: int = 0
 
 
 def search(
@@ -131,25 +133,33 @@ def search(
     word_tokens: int,
     width: int | None = None,
     top: int | None = None,
+    shortest: int = 1,
+    max_steps: int | None = None,
 ) -> list[list[Found]]:
-    """Per frame (text), its ``k`` best words of at most ``word_tokens`` tokens, best first (fewer when
-    fewer exist). ``width``: nodes asked per text and round (default ``k``); ``top``: tokens asked per
+    """Per frame (text), its ``k`` best words of ``shortest`` to ``word_tokens`` tokens, best first (fewer
+    when fewer exist). ``width``: nodes asked per text and round (default ``k``); ``top``: tokens asked per
     node at first (default ``2 * k + 8``; a node whose tokens run out is asked again for four times more).
+    ``max_steps``: nodes a text may ask for (default ``1000 + 100 * k``), so that a text whose words keep
+    failing the round trip stops: it keeps the words found, still the best ones in order, fewer than ``k``.
     """
     width = width or max(k, 1)
     top = top or 2 * k + 8
+    steps = max_steps or 1000 + 100 * k
     order = itertools.count()
     texts = [_Text(f) for f in frames]
     for t in texts:
-        lengths = [0] if t.frame.causal else range(1, word_tokens + 1)
+        t.shortest = shortest
+        lengths = [0] if t.frame.causal else range(shortest, word_tokens + 1)
         for n in lengths:
             _push(t, order, 0.0, _NODE, _Node(n, (), 0.0, top))
     active = [i for i in range(len(texts)) if k > 0]
     while active:
         asked: list[tuple[int, _Node]] = []
         for i in active:
-            asked += [(i, node) for node in _pop(texts[i], i, order, accept, k, width)]
-        active = [i for i in active if len(texts[i].found) < k and texts[i].heap]
+            got = _pop(texts[i], i, order, accept, k, min(width, steps - texts[i].steps))
+            texts[i].steps += len(got)
+            asked += [(i, node) for node in got]
+        active = [i for i in active if len(texts[i].found) < k and texts[i].heap and texts[i].steps < steps]
         if not asked:
             continue
         requests = [_request(texts[i], i, node) for i, node in asked]
@@ -168,9 +178,12 @@ def _pop(t: _Text, index: int, order: itertools.count, accept: Accept, k: int, w
     (at most ``width``) returned to be asked."""
     nodes: list[_Node] = []
     held = []
-    while t.heap and len(t.found) < k and len(nodes) < width:
+    while t.heap and len(t.found) < k:
         entry = heapq.heappop(t.heap)
         _, _, kind, item = entry
+        if kind == _NODE and len(nodes) >= width:
+            held.append(entry)
+            break
         if kind == _WORD:
             if nodes:
                 held.append(entry)  # a waiting node may still beat it
@@ -198,7 +211,7 @@ def _expanded(t: _Text, order: itertools.count, node: _Node, got: Expansion, wor
         if not node.prefix:
             t.base = -got.end if t.frame.denominator else 0.0
             value = t.base
-        elif not node.seen:  # a node asked again for more children filed its word the first time
+        elif not node.seen and len(node.prefix) >= t.shortest:  # a node asked again filed its word the first time
             _push(t, order, value + got.end, _WORD, (node.prefix, None))
         if len(node.prefix) >= word_tokens:
             return
