@@ -18,6 +18,7 @@ from pllscore.cli.explain import explain_command
 from pllscore.cli.lm_eval import LM_EVAL_CONTEXT, LM_EVAL_HELP, lm_eval_command
 from pllscore.cli.messages import cli_message
 from pllscore.cli.options import BEFORE_RUN
+from pllscore.cli.predict import predict_command
 from pllscore.cli.reading_times import reading_times_command
 from pllscore.cli.report import report_command
 from pllscore.cli.rescore import rescore_command
@@ -41,6 +42,7 @@ app = typer.Typer(
 )
 app.command("score")(score_command)
 app.command("explain")(explain_command)
+app.command("predict")(predict_command)
 app.command("blimp")(blimp_command)
 app.command("pairs")(pairs_command)
 app.command("diagnose")(diagnose_command)
