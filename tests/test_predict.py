@@ -165,3 +165,12 @@ def test_masked_text_without_slot_is_refused(masked_models):
     model, tok = masked_models["bert-wordpiece"]
     with pytest.raises(InputError, match="has no slot"):
         MaskedScorer(model, tok).predict(["The cat sat ___.", "The cat sat."])
+
+
+def test_encoder_decoder_is_refused_in_one_line(seq2seq_models):
+    from pllscore import Seq2SeqScorer
+
+    model, tok = seq2seq_models["t5-unigram"]
+    with pytest.raises(InputError, match="encoder-decoder LM") as err:
+        Seq2SeqScorer(model, tok).predict("The cat sat on the ___")
+    assert "\n" not in str(err.value)
