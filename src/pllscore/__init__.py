@@ -28,6 +28,8 @@ __all__ = [
     "ModelError",
     "NonFiniteError",
     "PllscoreError",
+    "Prediction",
+    "Predictions",
     "Results",
     "ScoreSummary",
     "Scorer",
@@ -38,6 +40,7 @@ __all__ = [
     "__version__",
     "explain",
     "load",
+    "predict",
     "reading_times",
     "score",
     "score_dataset",
@@ -54,6 +57,9 @@ _LAZY = {
     "Seq2SeqScorer": "pllscore.scoring.seq2seq",
     "load": "pllscore.scoring.api",
     "score": "pllscore.scoring.api",
+    "predict": "pllscore.scoring.api",
+    "Prediction": "pllscore.results.predictions",
+    "Predictions": "pllscore.results.predictions",
     "score_file": "pllscore.jobs.local",
     "ScoreSummary": "pllscore.jobs.local",
     "Interrupted": "pllscore.jobs.local",
@@ -70,7 +76,8 @@ if TYPE_CHECKING:
     from pllscore.eval.syntaxgym.run import syntaxgym
     from pllscore.jobs.local import Interrupted, ScoreSummary, score_file
     from pllscore.jobs.ray import score_dataset
-    from pllscore.scoring.api import load, score
+    from pllscore.results.predictions import Prediction, Predictions
+    from pllscore.scoring.api import load, predict, score
     from pllscore.scoring.base import Scorer
     from pllscore.scoring.causal import CausalScorer
     from pllscore.scoring.masked import MaskedScorer

@@ -18,6 +18,7 @@ from pllscore.cli.explain import explain_command
 from pllscore.cli.lm_eval import LM_EVAL_CONTEXT, LM_EVAL_HELP, lm_eval_command
 from pllscore.cli.messages import cli_message
 from pllscore.cli.options import BEFORE_RUN, Command
+from pllscore.cli.predict import predict_command
 from pllscore.cli.reading_times import reading_times_command
 from pllscore.cli.report import report_command
 from pllscore.cli.rescore import rescore_command
@@ -41,6 +42,7 @@ app = typer.Typer(
 )
 app.command("score", cls=Command)(score_command)
 app.command("explain", cls=Command)(explain_command)
+app.command("predict", cls=Command)(predict_command)
 app.command("blimp", cls=Command)(blimp_command)
 app.command("pairs", cls=Command)(pairs_command)
 app.command("diagnose", cls=Command)(diagnose_command)

@@ -5,7 +5,9 @@
 :mod:`~pllscore.scoring.masked`: :class:`MaskedScorer` (pseudo-log-likelihoods).
 :mod:`~pllscore.scoring.causal`: :class:`CausalScorer` (log-likelihoods).
 :mod:`~pllscore.scoring.seq2seq`: :class:`Seq2SeqScorer` (encoder-decoder: log P(text | source)).
-:mod:`~pllscore.scoring.api`: :func:`load`, :func:`as_scorer`, :func:`score`.
+:mod:`~pllscore.scoring.api`: :func:`load`, :func:`as_scorer`, :func:`score`, :func:`predict`.
+:mod:`~pllscore.scoring.predict`, :mod:`~pllscore.scoring.slot_sites`: :meth:`Scorer.predict`, what a model
+expects in a slot.
 :mod:`~pllscore.scoring.encoding`: texts -> token ids and alignments (:class:`Encodings`), the checks on texts.
 :mod:`~pllscore.scoring.stitching`: encoded texts -> what the engines run (windows for long texts), and
 the engines' outputs -> per-token scores.
@@ -20,7 +22,17 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-__all__ = ["CausalScorer", "Encodings", "MaskedScorer", "Scorer", "Seq2SeqScorer", "as_scorer", "load", "score"]
+__all__ = [
+    "CausalScorer",
+    "Encodings",
+    "MaskedScorer",
+    "Scorer",
+    "Seq2SeqScorer",
+    "as_scorer",
+    "load",
+    "predict",
+    "score",
+]
 
 # the module of each name, imported on first use
 _HOMES = {
@@ -29,11 +41,11 @@ _HOMES = {
     "causal": ("CausalScorer",),
     "seq2seq": ("Seq2SeqScorer",),
     "encoding": ("Encodings",),
-    "api": ("load", "as_scorer", "score"),
+    "api": ("load", "as_scorer", "predict", "score"),
 }
 
 if TYPE_CHECKING:
-    from pllscore.scoring.api import as_scorer, load, score
+    from pllscore.scoring.api import as_scorer, load, predict, score
     from pllscore.scoring.base import Scorer
     from pllscore.scoring.causal import CausalScorer
     from pllscore.scoring.encoding import Encodings

@@ -12,6 +12,7 @@ from pllscore.engine.loading import Kind, load_pretrained
 from pllscore.engine.placement import placement_record
 from pllscore.errors import ModelError
 from pllscore.metrics import DEFAULT_METRIC
+from pllscore.results.predictions import Predictions
 from pllscore.results.scores import Results
 from pllscore.scoring.base import Scorer, Words
 from pllscore.scoring.causal import CausalScorer
@@ -144,3 +145,19 @@ def score(
     options = {"metric": metric, "context": context, "sep": sep, "words": words, "word_sep": word_sep}
     options.update(mask_by=mask_by, outputs=outputs, word_prob=word_prob, convention=convention)
     return as_scorer(model, **load_kwargs).score(texts, **options)
+
+
+def predict(
+    texts: str | Iterable[str],
+    model: str | os.PathLike[str] | Scorer,
+    *,
+    k: int = 10,
+    word_tokens: int = 3,
+    candidates: Sequence[str] | Sequence[Sequence[str]] | None = None,
+    level: str = "word",
+    **load_kwargs: Any,
+) -> Predictions:
+    """One call: load ``model`` (unless it is already a scorer) and predict each text's slot; the options are
+    those of :meth:`Scorer.predict`."""
+    options = {"k": k, "word_tokens": word_tokens, "candidates": candidates, "level": level}
+    return as_scorer(model, **load_kwargs).predict(texts, **options)

@@ -37,6 +37,7 @@ from pllscore.scoring.encoding import (
     targets,
 )
 from pllscore.scoring.outputs import check_outputs
+from pllscore.scoring.predict import Predicting
 from pllscore.scoring.run import Batch, Scored
 
 #: what ``words=`` may be: a named mode, or one list of words per text
@@ -53,7 +54,7 @@ _DEFAULT_MAX_TOKENS = {"cuda": 32768, "mps": 8192, "cpu": 1024}
 _SCORER_OF = {"masked": "MaskedScorer", "causal": "CausalScorer", "seq2seq": "Seq2SeqScorer"}
 
 
-class Scorer:
+class Scorer(Predicting):
     """What every scorer shares: model and tokenizer checks, settings, and the one scoring path.
 
     A model kind is a subclass with a ``kind`` and the hooks :meth:`_metrics`, :meth:`_encoding` and

@@ -30,7 +30,7 @@ import numpy as np
 
 from pllscore.errors import InputError
 
-__all__ = ["WORD_PROBS", "BowTokens", "bow_adjust", "check_word_prob"]
+__all__ = ["WORD_PROBS", "BowTokens", "beginning_marker", "bow_adjust", "check_word_prob"]
 
 #: ``sum``: a word's log-probability is the sum of its tokens'; ``bow``: corrected as above
 WORD_PROBS = ("sum", "bow")
@@ -74,6 +74,11 @@ class BowTokens:
     def end_mask(self) -> np.ndarray:
         """The end-of-word set over the model's output vocabulary, for the readout."""
         return self.ends[: self.vocab_size]
+
+
+def beginning_marker(tokenizer: Any) -> str | None:
+    """The tokenizer's word-beginning marker (``Ġ``, ``▁``), or None where it marks none (WordPiece)."""
+    return _marker(tokenizer)
 
 
 def _marker(tokenizer: Any) -> str | None:

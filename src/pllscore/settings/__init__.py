@@ -44,8 +44,8 @@ from pllscore.settings.fields import (
 
 __all__ = [
     "CONVENTIONS", "LEVELS", "LONG_MODES", "MASK_BY", "OUTPUTS", "WORD_MODES", "WORD_PROBS", "ModelSettings",
-    "RaySettings", "RunSettings", "Settings", "TableSettings", "TextSettings", "check_base", "check_choice", "choice",
-    "gather", "setting",
+    "PredictSettings", "RaySettings", "RunSettings", "Settings", "TableSettings", "TextSettings", "check_base",
+    "check_choice", "choice", "gather", "setting",
 ]  # fmt: skip
 
 
@@ -313,4 +313,23 @@ class RaySettings(Settings):
         "Ray: keep the actors for this process's next calls, which load their own model in place (none if it "
         "is the same); pllscore.jobs.ray.release_workers() ends them.",
         record=False,
+    )
+
+
+@dataclass(frozen=True)
+class PredictSettings(Settings):
+    """What ``pllscore predict`` asks of each slot (:meth:`pllscore.Scorer.predict`); the level is
+    :class:`TableSettings`' ``level`` (word or token)."""
+
+    group: ClassVar[str] = "predict"
+
+    k: int = setting(10, "Words (or tokens) per text.", flags=("-k",), check=positive("k"))
+    word_tokens: int = setting(
+        3, "The most tokens of a predicted word.", flags=("--word-tokens",), check=positive("word_tokens")
+    )
+    candidates: str | None = setting(
+        None,
+        "Score these words in every slot instead: a .txt file (one word per line) or a table with a word "
+        "column (and a text_id column for one list per text).",
+        flags=("--candidates",),
     )
