@@ -50,7 +50,9 @@ def test_candidates_file_with_text_ids(shared_gpt2, tmp_path):
 
 
 def test_cli_token_level_in_bits(shared_bert):
-    done = run("predict", "-m", str(TINY_BERT), "-t", FRAMES[0], "--level", "token", "-k", "3", "--base", "2", "-q")
+    done = run(
+        "predict", "-m", str(TINY_BERT), "-t", FRAMES[0], "--level", "token", "-k", "3", "--base", "2", "--progress"
+    )
     assert done.returncode == 0, done.stderr
     got = pd.read_csv(io.StringIO(done.stdout), sep="\t")
     (want,) = shared_bert.predict(FRAMES[0], level="token", k=3)

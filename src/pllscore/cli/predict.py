@@ -11,7 +11,7 @@ from pathlib import Path
 
 import typer
 
-from pllscore.cli.options import Quiet, output_option, with_settings
+from pllscore.cli.options import Progress, Quiet, output_option, progress_of, with_settings
 from pllscore.errors import InputError
 from pllscore.settings import ModelSettings, PredictSettings, RunSettings, TableSettings
 
@@ -36,6 +36,7 @@ def predict_command(
     texts: list[str] | None = typer.Option(None, "--text", "-t", help="Predict this text, not a file; repeatable."),
     output: Path | None = output_option("Output file; format from its extension (default: TSV on stdout)."),
     quiet: Quiet = False,
+    progress: Progress = False,
     model: ModelSettings = None,  # type: ignore[assignment]
     predict: PredictSettings = None,  # type: ignore[assignment]
     table: TableSettings = None,  # type: ignore[assignment]
@@ -51,6 +52,7 @@ def predict_command(
     if table.level not in ("word", "token"):
         raise InputError(f"unknown level {table.level!r}; choose word (default) or token")
     given = list(texts) if texts else input
+    run = run.replace(progress=progress_of(quiet, progress))
     summary = predict_file(given, output, model=model, predict=predict, table=table, run=run)  # type: ignore[arg-type]
     if not quiet:
         typer.echo(summary.line(), err=True)

@@ -92,7 +92,7 @@ def predict_file(
         stream: where output goes when ``output`` is None.
         **options: ``predict=``, ``table=``, ``run=`` settings objects, or their fields by name: ``k``,
             ``word_tokens``, ``candidates`` (a file), ``level`` (word or token), ``column``, ``base``,
-            ``surprisal``, ``format``, ``skip_empty``, ``resume``, ``force``, ``chunk_size``.
+            ``surprisal``, ``format``, ``skip_empty``, ``resume``, ``force``, ``progress``, ``chunk_size``.
     """
     rest = dict(options)
     models = model if isinstance(model, ModelSettings) else ModelSettings(model=model)
@@ -121,6 +121,10 @@ def predict_file(
         writer = ResumableWriter(out_name, fmt, meta, rows=n, resume=run.resume, force=run.force)
     start, t0 = writer.rows_done, time.perf_counter()
     options = {"k": predict.k, "word_tokens": predict.word_tokens, "level": table.level}
+    from tqdm.auto import tqdm
+
+    shown = None if run.progress is None else not run.progress  # None: a bar only when stderr is a terminal
+    bar = tqdm(total=n, initial=start, unit="text", desc="predicting", disable=shown)
     for lo in range(start, n, run.chunk_size):
         hi = min(lo + run.chunk_size, n)
         chunk = candidates[lo:hi] if candidates is not None else None
@@ -128,6 +132,8 @@ def predict_file(
         frame = got.to_frame(base=table.base, surprisal=table.surprisal)
         frame["text_id"] = [texts.rows[lo + i] for i in frame["text_id"]]
         writer.append(frame, hi)
+        bar.update(hi - lo)
+    bar.close()
     seconds = time.perf_counter() - t0
     writer.finish({"rows": n, "skipped": texts.skipped, "seconds": round(seconds, 3)})
     return PredictSummary(out_name or "<stdout>", n, n - start, start, seconds, texts.skipped)
