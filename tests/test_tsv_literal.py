@@ -104,8 +104,8 @@ def test_pairs_reads_tsv_cells_as_they_are(tmp_path, shared_gpt2):
     run_pairs(tmp_path / "pairs.tsv", [shared_gpt2], good="good", bad="bad", output=tmp_path / "out", progress=False)
     scored = pd.read_parquet(tmp_path / "out" / "pairs.parquet")
     assert [scored["good"][0], scored["bad"][0]] == [*_cells(tmp_path / "pairs.tsv", "good"), OPEN]
-    assert scored["good_score"][0] == pytest.approx(QUOTED_NATS, abs=1e-4)
-    assert scored["bad_score"][0] == pytest.approx(_total(shared_gpt2, OPEN), abs=1e-4)
+    assert scored["good_logprob"][0] == pytest.approx(QUOTED_NATS, abs=1e-4)
+    assert scored["bad_logprob"][0] == pytest.approx(_total(shared_gpt2, OPEN), abs=1e-4)
 
 
 @pytest.mark.shared
@@ -116,7 +116,7 @@ def test_rescore_reads_and_writes_tsv_cells_as_they_are(tmp_path, shared_gpt2):
     rescore(tmp_path / "nbest.tsv", tmp_path / "out.tsv", model=shared_gpt2, progress=False)
     assert _cells(tmp_path / "out.tsv", "hyp") == _cells(tmp_path / "nbest.tsv", "hyp") == [QUOTED, OPEN]
     out = pd.read_csv(tmp_path / "out.tsv", sep="\t", quoting=3)
-    assert out["lm"].tolist() == pytest.approx([QUOTED_NATS, _total(shared_gpt2, OPEN)], abs=1e-4)
+    assert out["lm_logprob"].tolist() == pytest.approx([QUOTED_NATS, _total(shared_gpt2, OPEN)], abs=1e-4)
     stream = io.StringIO()
     rescore(tmp_path / "nbest.tsv", model=shared_gpt2, progress=False, stream=stream)  # TSV on stdout
     assert pd.read_csv(io.StringIO(stream.getvalue()), sep="\t", quoting=3)["hyp"].tolist() == [QUOTED, OPEN]
@@ -142,7 +142,7 @@ def test_reading_times_reads_tsv_words_as_they_are(tmp_path, shared_gpt2):
                            frequency=str(tmp_path / "counts.tsv"))  # fmt: skip
     words = pd.read_csv(tmp_path / "out" / "words.csv", keep_default_na=False, dtype={"word": str})
     assert words["word"].tolist() == _cells(tmp_path / "words.tsv", "w")  # '"scary"' and '"Hi,' as written
-    (column,) = [c for c in words.columns if c.startswith("surprisal")]
+    (column,) = [c for c in words.columns if c.endswith("_surprisal_bits")]
     want = shared_gpt2.score(sentences, words="whitespace", long="window")
     bits = np.concatenate([-r.word_scores / np.log(2) for r in want])
     np.testing.assert_allclose(words[column].to_numpy(float), bits, atol=1e-3, rtol=0)
