@@ -25,3 +25,24 @@ def dtypes(frame):
 
 def same(a, b):
     return a is b
+
+
+class Predicting:
+    """A stand-in with ``Scorer.predict``'s interface (rows ``text_id, text, rank, word, logprob, prob, n_tokens,
+    tokens``), for the R side of pll_predict where pllscore has no ``predict``."""
+
+    kind = "causal"
+    name = "stand-in"
+
+    def predict(self, texts, k=10, word_tokens=3, candidates=None, level="word"):
+        import math
+
+        import pandas as pd
+
+        rows = [
+            {"text_id": i, "text": t, "rank": r + 1, "word": f"w{r}", "logprob": -1.5 * (r + 1),
+             "prob": math.exp(-1.5 * (r + 1)), "n_tokens": 1 + r % word_tokens, "tokens": [f"t{r}"] * (1 + r % word_tokens)}
+            for i, t in enumerate(texts)
+            for r in range(k)
+        ]  # fmt: skip
+        return pd.DataFrame(rows)

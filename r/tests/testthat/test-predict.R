@@ -11,3 +11,16 @@ test_that("pll_predict equals Scorer.predict, or says that pllscore has none", {
   expect_identical(got$word, rows$word)
   expect_identical(got$text_id, rows$text_id + 1L)
 })
+
+test_that("pll_predict passes its arguments and converts the rows of Scorer.predict's interface", {
+  need_pllscore()
+  stand_in <- structure(list(name = "stand-in", kind = "causal", scorer = py_ref()$Predicting()), class = "pll_model")
+  got <- pll_predict(c("The cat", "A dog"), stand_in, k = 2)
+  expect_equal(names(got), c("text_id", "text", "rank", "word", "logprob", "prob", "n_tokens", "tokens"))
+  expect_identical(got$text_id, c(1L, 1L, 2L, 2L))
+  expect_identical(got$text, c("The cat", "The cat", "A dog", "A dog"))
+  expect_equal(got$logprob, c(-1.5, -3, -1.5, -3))
+  expect_equal(got$prob, exp(got$logprob))
+  expect_identical(got$tokens, list("t0", c("t1", "t1"), "t0", c("t1", "t1")))
+  expect_error(pll_predict(c("The cat", NA), stand_in), "texts has NA at 2", class = "pllscore_error")
+})
