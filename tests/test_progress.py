@@ -205,7 +205,7 @@ def test_diagnose_bars_name_the_model_and_what_it_scores(corpus, tmp_path):
 
 
 def test_reading_times_bars_name_the_model_and_count_windows(tmp_path):
-    """Two stories of 700 words: tiny-gpt2 (256 positions) scores them in windows, which its bar counts."""
+    """Two stories of 700 words: tiny-gpt2 (128 positions) scores them in windows, which its bar counts."""
     common = "the cat sat on a mat and then it ran away very quickly from our old house".split()
     words = [common[(i * 7) % len(common)] for i in range(700)]
     rows = [(s, i + 1, w, 300.0 + (i * 7 + s) % 90) for s in (1, 2) for i, w in enumerate(words)]
