@@ -56,8 +56,8 @@ def test_cli_token_level_in_bits(shared_bert):
     assert done.returncode == 0, done.stderr
     got = pd.read_csv(io.StringIO(done.stdout), sep="\t")
     (want,) = shared_bert.predict(FRAMES[0], level="token", k=3)
-    np.testing.assert_allclose(got["logprob"], [w.logprob / np.log(2) for w in want.words], rtol=1e-9)
-    np.testing.assert_allclose(got["entropy"], want.entropy / np.log(2), rtol=1e-9)
+    np.testing.assert_allclose(got["logprob_bits"], [w.logprob / np.log(2) for w in want.words], rtol=1e-9)
+    np.testing.assert_allclose(got["entropy_bits"], want.entropy / np.log(2), rtol=1e-9)
 
 
 @pytest.mark.parametrize(

@@ -14,10 +14,12 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from pllscore.errors import InputError
+from pllscore.results.columns import entropy_column, value_name
 
 __all__ = ["COLUMNS", "LEVELS", "PredictedWord", "Prediction", "Predictions"]
 
-#: the columns of a prediction table, in order
+#: the columns of a prediction table, in order (in nats; another view renames ``logprob`` and ``entropy`` as the
+#: column rule does: ``logprob_bits``, ``surprisal``, ``entropy_bits``; see :func:`columns`)
 COLUMNS = ("text_id", "text", "rank", "word", "logprob", "prob", "n_tokens", "tokens", "covered", "entropy")
 #: what ``level=`` may be: whole words, or single tokens
 LEVELS = ("word", "token")
@@ -74,6 +76,18 @@ class Prediction:
         return min(self.words, key=lambda w: w.rank, default=None)
 
 
+def _unit(base: float) -> str:
+    return "nats" if base == math.e else "bits" if base == 2 else f"log{base:g}"
+
+
+def columns(base: float = math.e, surprisal: bool = False) -> list[str]:
+    """The prediction table's columns in a view: ``logprob`` named as the score columns are (``surprisal_bits``
+    in bits as surprisal), ``entropy`` with its unit (``entropy_bits``); a bare ``logprob`` is in nats."""
+    unit = _unit(base)
+    named = {"logprob": value_name(surprisal, unit), "entropy": entropy_column(unit)}
+    return [named.get(c, c) for c in COLUMNS]
+
+
 def _convert(x: float, base: float, surprisal: bool) -> float:
     y = x / math.log(base)
     return -y if surprisal else y
@@ -95,11 +109,13 @@ class Predictions(Sequence[Prediction]):
         return iter(self.items)
 
     def to_rows(self, *, base: float | Literal["e"] | None = None, surprisal: bool = False) -> list[dict[str, Any]]:
-        """One dict per text and rank (:data:`COLUMNS`); ``base``/``surprisal`` view ``logprob`` and
-        ``entropy`` in another base (2: bits) or as surprisal (``-logprob``); ``prob`` stays a probability."""
+        """One dict per text and rank (:func:`columns`); ``base``/``surprisal`` view ``logprob`` and ``entropy``
+        in another base (2: bits: ``logprob_bits``, ``entropy_bits``) or as surprisal (``-logprob``: ``surprisal``);
+        ``prob`` stays a probability."""
         b = math.e if base in (None, "e") else float(base)  # type: ignore[arg-type]
         if not b > 1:
             raise InputError(f"base must be a number above 1 (2 for bits) or 'e', got {base!r}")
+        score, spread = (c for c in columns(b, surprisal) if c.startswith(("logprob", "surprisal", "entropy")))
         rows = []
         for p in self.items:
             entropy = p.entropy if math.isnan(p.entropy) else p.entropy / math.log(b)
@@ -110,19 +126,19 @@ class Predictions(Sequence[Prediction]):
                         "text": p.text,
                         "rank": w.rank,
                         "word": w.word,
-                        "logprob": _convert(w.logprob, b, surprisal),
+                        score: _convert(w.logprob, b, surprisal),
                         "prob": w.prob,
                         "n_tokens": w.n_tokens,
                         "tokens": " ".join(w.tokens),
                         "covered": p.covered,
-                        "entropy": entropy,
+                        spread: entropy,
                     }
                 )
         return rows
 
     def to_frame(self, *, base: float | Literal["e"] | None = None, surprisal: bool = False) -> Any:
-        """:meth:`to_rows` as a pandas DataFrame (columns :data:`COLUMNS`)."""
+        """:meth:`to_rows` as a pandas DataFrame (columns :func:`columns`)."""
         import pandas as pd
 
-        rows = self.to_rows(base=base, surprisal=surprisal)
-        return pd.DataFrame(rows, columns=list(COLUMNS)) if rows else pd.DataFrame(columns=list(COLUMNS))
+        b = math.e if base in (None, "e") else float(base)  # type: ignore[arg-type]
+        return pd.DataFrame(self.to_rows(base=base, surprisal=surprisal), columns=columns(b, surprisal))
