@@ -108,6 +108,8 @@ def input_tables(
     empties: list[int] = []  # line (or row, or text) numbers of empty texts, when they are an error
     unit = "lines"
     for frame, lines in pieces:
+        if len(frame.columns) == 0 and len(frame) == 0:  # a JSON Lines file without records: no text, no key
+            frame = frame.assign(**{column or "text": []})
         if failed is None:
             try:
                 col = _pick_column(frame, column, source, kind)
