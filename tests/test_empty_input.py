@@ -59,7 +59,14 @@ def test_empty_stdin_and_empty_file_on_the_command_line(tmp_path):
     (tmp_path / "empty.txt").write_text("")
     done = run("score", str(tmp_path / "empty.txt"), "--model", str(TINY_GPT2), "-o", str(tmp_path / "x.csv"))
     assert done.returncode == 0 and "scored 0 of 0 texts" in done.stderr and "held no text" in done.stderr
-    assert list(pd.read_csv(tmp_path / "x.csv").columns) == ["row", "text", "n_tokens", "n_words", "causal", "causal_mean"]
+    assert list(pd.read_csv(tmp_path / "x.csv").columns) == [
+        "row",
+        "text",
+        "n_tokens",
+        "n_words",
+        "causal",
+        "causal_mean",
+    ]
 
 
 def test_skip_empty_counts_the_input_texts(tmp_path, shared_gpt2):

@@ -193,7 +193,6 @@ class _FileRun:
             resumed_from=start_row, seconds=seconds, metrics=self.prepared.metrics,
         )  # fmt: skip
 
-
     def _no_rows(self) -> Any:
         """The output's columns with no row: a stand-in text ``a`` scored with the run's settings, its rows dropped
         (the columns then are exactly those a text would get, whatever the level, metrics and outputs)."""
