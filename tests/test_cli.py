@@ -134,7 +134,7 @@ def test_summary_reports_skipped_lines(tmp_path):
     (tmp_path / "gaps.txt").write_text("The cat sat.\n\n   \nA dog ran.\n")
     done = run("score", str(tmp_path / "gaps.txt"), "-m", BERT, "--skip-empty", "-o", str(tmp_path / "o.csv"))
     assert done.returncode == 0
-    assert "skipped 2 empty" in done.stderr and "scored 2 of 2" in done.stderr
+    assert "skipped 2 empty" in done.stderr and "scored 2 of 4" in done.stderr  # of the input's 4 lines
     assert read(tmp_path / "o.csv", "csv")["text_id"].tolist() == [0, 3]
 
 

@@ -150,10 +150,10 @@ def test_folds_round_robin_or_leave_one_text_out():
     "change, message",
     [
         (lambda f: f.drop(columns=["rt2"]), "column 'rt2' not in"),
-        (lambda f: f.assign(rt=["fast"] + list(f["rt"][1:])), "measure 'rt' is not a number in row 1"),
+        (lambda f: f.assign(rt=["fast"] + list(f["rt"][1:])), "measure 'rt' is not a number at row 0 of the table"),
         (lambda f: f.assign(token=[""] + list(f["token"][1:])), "empty word"),
         (lambda f: f.assign(pos=[2] + list(f["pos"][1:])), "has position 2 twice"),
-        (lambda f: f.assign(pos=["x"] + list(f["pos"][1:])), "position 'x' in row 1"),
+        (lambda f: f.assign(pos=["x"] + list(f["pos"][1:])), "position 'x' at row 0 of the table"),
         (lambda f: f.assign(token=["two words"] + list(f["token"][1:])), "whitespace inside"),
     ],
 )
@@ -205,7 +205,7 @@ def test_a_fractional_position_is_refused_even_with_gaps_allowed():
     frame = _table().astype({"pos": float})
     frame.loc[3, "pos"] = 3.5
     for allow in (False, True):
-        with pytest.raises(InputError, match=r"position 3\.5 in row 4 .* not a whole number"):
+        with pytest.raises(InputError, match=r"position 3\.5 at row 3 .* not a whole number"):
             read_word_table(frame, allow_gaps=allow, **COLUMNS)
 
 
@@ -239,7 +239,7 @@ def test_a_word_pandas_read_as_missing_is_named_as_such():
     with pytest.raises(InputError) as e:
         read_word_table(frame, **COLUMNS)
     msg = str(e.value)
-    assert "row 10" in msg and "missing value" in msg and "keep_default_na=False" in msg and "\n" not in msg
+    assert "row 9 of the table" in msg and "missing value" in msg and "keep_default_na=False" in msg and "\n" not in msg
 
 
 @pytest.mark.parametrize("fmt", ["csv", "tsv"])

@@ -82,9 +82,11 @@ class InputTable:
         return self.frame[self.column].tolist()
 
     def where(self, i: int) -> str:
-        """``"line 12 of data.csv"`` (or row, for Parquet) for kept row ``i``."""
+        """``"line 12 of data.csv"`` (or row, for Parquet; text, for texts given as a list) for kept row ``i``."""
         line = self.lines[i]
-        return f"line {line} of {self.source}" if line is not None else f"row {self.rows[i]} of {self.source}"
+        if line is not None:
+            return f"line {line} of {self.source}"
+        return f"{'text' if self.source == LIST_SOURCE else 'row'} {self.rows[i]} of {self.source}"
 
     def skipped_where(self) -> str:
         """The skipped texts, numbered as the refusal without ``skip_empty`` numbers them: ``"lines 2, 5"``
@@ -108,6 +110,8 @@ def input_tables(
     empties: list[int] = []  # line (or row, or text) numbers of empty texts, when they are an error
     unit = "lines"
     for frame, lines in pieces:
+        if len(frame.columns) == 0 and len(frame) == 0:  # a JSON Lines file without records: no text, no key
+            frame = frame.assign(**{column or "text": []})
         if failed is None:
             try:
                 col = _pick_column(frame, column, source, kind)

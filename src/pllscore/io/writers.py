@@ -118,7 +118,7 @@ class ResumableWriter:
         self._tmps = (self._tmp, self.meta_file.with_name(self.meta_file.name + ".tmp"))
         self.meta = dict(meta)
         self.rows, self.chunk_size = rows, int(meta["chunk_size"])
-        self.n_chunks = -(-rows // self.chunk_size)
+        self.n_chunks = max(1, -(-rows // self.chunk_size))  # no row: one empty chunk, for the header
         self.chunks_done, self._complete = 0, False
         # an empty parts folder without a sidecar is a run that died before it began: nothing to keep
         there = self.path.exists() or self.meta_file.exists() or any(self.parts.glob("*"))

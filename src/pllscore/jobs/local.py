@@ -58,7 +58,7 @@ class ScoreSummary:
     """What a :func:`score_file` run did."""
 
     output: str
-    rows: int
+    rows: int  # the texts to score: the input's, less those skipped
     scored: int
     skipped: list[int] = field(default_factory=list)
     skipped_where: str = ""  # the skipped texts as the refusal names them ("lines 2, 5"); rows when not given
@@ -72,8 +72,13 @@ class ScoreSummary:
         where = self.skipped_where or f"rows {_short(self.skipped)}"
         skipped = f", skipped {len(self.skipped)} empty ({where})" if self.skipped else ""
         resumed = f", resumed after {self.resumed_from}" if self.resumed_from else ""
-        done = f"scored {self.scored} of {self.rows} texts in {self.seconds:.1f} s"
-        return f"{done}{rate}{resumed}{skipped} -> {self.output}"
+        given = self.rows + len(self.skipped)  # the input's texts, the empty ones skipped among them
+        done = f"scored {self.scored} of {given} texts in {self.seconds:.1f} s"
+        nothing = ""
+        if not self.rows:
+            held = "no text" if not self.skipped else "empty texts only"
+            nothing = f"; the input held {held}: the output has its columns and no row"
+        return f"{done}{rate}{resumed}{skipped} -> {self.output}{nothing}"
 
 
 def _short(rows: list[int]) -> str:
@@ -184,13 +189,33 @@ class _FileRun:
         else:
             writer = ResumableWriter(out_name, self.fmt, meta, rows=n, resume=run.resume, force=run.force)
         start_row, t0 = writer.rows_done, time.perf_counter()
-        _write_chunks(self.job, writer, start_row, n, run, keep=out_name is not None)
+        if n:
+            _write_chunks(self.job, writer, start_row, n, run, keep=out_name is not None)
+        else:  # no text: the output still gets its columns (a CSV/TSV header, a Parquet schema)
+            if getattr(writer, "chunks_done", 0) == 0:
+                writer.append(self._no_rows(), 0)
+            writer.finish({"rows": 0, "skipped": self.table.skipped, "seconds": 0.0})
         seconds = time.perf_counter() - t0
         return ScoreSummary(
             output=out_name or "<stdout>", rows=n, scored=n - start_row, skipped=self.table.skipped,
             skipped_where=self.table.skipped_where(),
             resumed_from=start_row, seconds=seconds, metrics=self.prepared.metrics,
         )  # fmt: skip
+
+    def _no_rows(self) -> Any:
+        """The output's columns with no row: a stand-in text ``a`` scored with the run's settings, its rows dropped
+        (the columns then are exactly those a text would get, whatever the level, metrics and outputs)."""
+        import pandas as pd
+
+        from pllscore.io.input_table import InputTable
+
+        t, text = self.table, self.settings.text
+        frame = pd.DataFrame({c: [""] for c in t.frame.columns} or {t.column: [""]})
+        frame[t.column] = "a"
+        if text.words_column is not None:
+            frame[text.words_column] = '["a"]'
+        stand_in = InputTable(source=t.source, frame=frame, column=t.column, rows=[0], lines=[None], skipped=[])
+        return self.prepared.table(stand_in).rows(0, 1).iloc[:0]
 
 
 def _load(settings: ModelSettings) -> Any:
