@@ -149,10 +149,10 @@ def test_folds_round_robin_or_leave_one_text_out():
     "change, message",
     [
         (lambda f: f.drop(columns=["rt2"]), "column 'rt2' not in"),
-        (lambda f: f.assign(rt=["fast"] + list(f["rt"][1:])), "measure 'rt' is not a number in row 1"),
+        (lambda f: f.assign(rt=["fast"] + list(f["rt"][1:])), "measure 'rt' is not a number at row 0 of the table"),
         (lambda f: f.assign(token=[""] + list(f["token"][1:])), "empty word"),
         (lambda f: f.assign(pos=[2] + list(f["pos"][1:])), "has position 2 twice"),
-        (lambda f: f.assign(pos=["x"] + list(f["pos"][1:])), "position 'x' in row 1"),
+        (lambda f: f.assign(pos=["x"] + list(f["pos"][1:])), "position 'x' at row 0 of the table"),
         (lambda f: f.assign(token=["two words"] + list(f["token"][1:])), "whitespace inside"),
     ],
 )
