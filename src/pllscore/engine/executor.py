@@ -16,6 +16,9 @@ the results, one after the other: the same numbers as a launch and finish in one
 A batch is done once finished. On a CUDA out-of-memory error, whether launching or finishing, the executor
 halves the budget and re-packs the items not yet done (those of a batch launched but not finished among
 them), so no finished work is lost and no batch is counted twice.
+
+``overlap=False`` (an engine's ``overlap``) launches and finishes each batch in turn with blocking copies; on an
+accelerator the first batch of each path is run both ways once and compared (:mod:`pllscore.engine.overlap`).
 """
 
 from __future__ import annotations
