@@ -63,8 +63,7 @@ class Scorer(Predicting):
 
     kind: Kind
     one_score = ""  # a kind with one score, named after it: what the score is (a metric's error)
-    #: where a device map put the model, for provenance (:func:`~pllscore.engine.placement.placement_record`)
-    placement: dict[str, Any] | None = None
+    placement: dict[str, Any] | None = None  #: where a device map put the model (provenance)
 
     def __init__(
         self,
