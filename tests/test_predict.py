@@ -77,6 +77,31 @@ def test_causal_first_word_of_a_text_has_no_denominator(causal_models):
     np.testing.assert_allclose([w.logprob for w in p.words], [r.words[0].score for r in scored], atol=1e-5)
 
 
+@pytest.mark.parametrize("family", CAUSAL)
+def test_causal_reads_share_their_prefixes(causal_models, family):
+    """A causal search's reads of a text run its context once per batch (prefix trees, as score runs them),
+    with the numbers every read run in full gives."""
+    model, tok = causal_models[family]
+    model = _sharp(model)
+    seen = []
+    hook = model.base_model.register_forward_pre_hook(
+        lambda _, args, kwargs: seen.append(kwargs["input_ids"].numel()), with_kwargs=True
+    )
+    texts = [CONTEXT + " ___", "A dog ran to the store and then the ___", "___"]
+    try:
+        got = {}
+        for share in (False, True):
+            seen.clear()
+            got[share] = CausalScorer(model, tok, share_prefixes=share).predict(texts, k=6, word_tokens=3)
+            got[share, "tokens"] = sum(seen)
+    finally:
+        hook.remove()
+    for full, shared in zip(got[False], got[True]):
+        assert [w.word for w in shared.words] == [w.word for w in full.words]
+        np.testing.assert_allclose([w.logprob for w in shared.words], [w.logprob for w in full.words], atol=1e-5)
+    assert got[True, "tokens"] < 0.5 * got[False, "tokens"]
+
+
 def test_texts_batched_together_equal_each_alone(masked_models):
     model, tok = masked_models["bert-wordpiece"]
     scorer = MaskedScorer(model, tok, max_tokens=64)
