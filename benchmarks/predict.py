@@ -8,6 +8,11 @@ The token level and the pipeline run on the same frames in one run; the pipeline
 size (1) and at 32.
 
     .venv/bin/python benchmarks/predict.py --frames 500 --out benchmarks/predict-last-run.md
+
+``--causal-frames N``: also top-10 words (up to 3 tokens) of a causal LM (tiny-gpt2) for N frames whose slot ends
+the context ("The raider caught the ___"), with its reads packed into prefix trees (the default) and each read
+run in full (``share_prefixes=False``), on the same frames in one run, the best of 3 runs each;
+``--skip-masked`` runs only that.
 """
 
 from __future__ import annotations
@@ -49,12 +54,47 @@ def scorers() -> dict[str, MaskedScorer]:
     return {"tiny-bert-cased": tiny, "bert-base shape (random)": MaskedScorer(base, tiny.tokenizer, name="bert-base")}
 
 
+def causal_lines(n: int) -> list[str]:
+    """Top-10 causal words for ``n`` frames with tiny-gpt2, prefix trees against full reads."""
+    sentences = pd.read_csv(SHARED / "data" / "eventsadapt" / "EventsAdapt.csv")["Sentence"].tolist()[:n]
+    texts = [s.rsplit(" ", 1)[0] + " ___" for s in sentences]
+    lines = [
+        "",
+        "| model | what | frames | seconds | frames/s |",
+        "|---|---|---|---|---|",
+    ]
+    got = {}
+    for share in (False, True):
+        scorer = pllscore.load(SHARED / "models" / "tiny-gpt2", device="cpu", share_prefixes=share)
+        scorer.predict(texts[:8], k=10, word_tokens=3)  # warm
+        seconds = timed(lambda: got.__setitem__(share, scorer.predict(texts, k=10, word_tokens=3)), repeat=3)
+        what = "prefix trees (default)" if share else "share_prefixes=False (every read in full)"
+        lines.append(
+            f"| tiny-gpt2 | top-10 words of up to 3 tokens, {what} | {n} | {seconds:.2f} | {n / seconds:.1f} |"
+        )
+        print(lines[-1], flush=True)
+    worst = max(
+        abs(a.logprob - b.logprob) for p, q in zip(got[False], got[True]) for a, b in zip(p.words, q.words, strict=True)
+    )
+    same = all([w.word for w in p.words] == [w.word for w in q.words] for p, q in zip(got[False], got[True]))
+    lines += ["", f"Same words in both runs: {same}; largest logprob difference {worst:.1e} nats."]
+    return lines
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--frames", type=int, default=500)
     parser.add_argument("--word-frames-base", type=int, default=50, help="frames of the word search on bert-base")
+    parser.add_argument("--causal-frames", type=int, default=0, help="frames of the causal word search (tiny-gpt2)")
+    parser.add_argument("--skip-masked", action="store_true", help="run only the causal word search")
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
+    if args.skip_masked:
+        text = "\n".join(causal_lines(args.causal_frames)) + "\n"
+        print(text)
+        if args.out is not None:
+            args.out.write_text(text)
+        return
     texts = frames(args.frames)
     lines = [
         "# Predictions: last run",
@@ -87,6 +127,8 @@ def main() -> None:
     sample = models["tiny-bert-cased"].predict(texts[:3], k=5)
     lines += ["", "Top words (tiny-bert-cased) of the first frames:", ""]
     lines += [f"- {p.text} {', '.join(f'{x.word} ({x.prob:.3f})' for x in p.words)}" for p in sample]
+    if args.causal_frames:
+        lines += causal_lines(args.causal_frames)
     text = "\n".join(lines) + "\n"
     print(text)
     if args.out is not None:

@@ -77,6 +77,60 @@ def test_causal_first_word_of_a_text_has_no_denominator(causal_models):
     np.testing.assert_allclose([w.logprob for w in p.words], [r.words[0].score for r in scored], atol=1e-5)
 
 
+@pytest.mark.parametrize("family", CAUSAL)
+def test_causal_reads_share_their_prefixes(causal_models, family):
+    """A causal search's reads of a text run its context once per batch (prefix trees, as score runs them),
+    with the numbers every read run in full gives."""
+    model, tok = causal_models[family]
+    model = _sharp(model)
+    seen = []
+    hook = model.base_model.register_forward_pre_hook(
+        lambda _, args, kwargs: seen.append(kwargs["input_ids"].numel()), with_kwargs=True
+    )
+    texts = [CONTEXT + " ___", "A dog ran to the store and then the ___", "___"]
+    try:
+        got = {}
+        for share in (False, True):
+            seen.clear()
+            got[share] = CausalScorer(model, tok, share_prefixes=share).predict(texts, k=6, word_tokens=3)
+            got[share, "tokens"] = sum(seen)
+    finally:
+        hook.remove()
+    for full, shared in zip(got[False], got[True]):
+        assert [w.word for w in shared.words] == [w.word for w in full.words]
+        np.testing.assert_allclose([w.logprob for w in shared.words], [w.logprob for w in full.words], atol=1e-5)
+    assert got[True, "tokens"] < 0.5 * got[False, "tokens"]
+
+
+def test_a_nan_in_one_text_stays_out_of_the_others_reads(causal_models):
+    """A NaN in one text's states reaches the other texts of its tree row (0 * NaN in attention): their reads
+    run again alone and equal the plain pass."""
+    from pllscore.engine.slots import Read, SlotEngine
+
+    model, tok = causal_models["gpt2-bpe"]
+    model = copy.deepcopy(model)
+    bad = tok.convert_tokens_to_ids("Ġdog")
+    # the token's input embedding is NaN (its weight row is the LM head's too: the embedding's output, then)
+    model.get_input_embeddings().register_forward_hook(
+        lambda _, args, out: out.masked_fill((args[0] == bad)[..., None], float("nan"))
+    )
+    context = tok(CONTEXT)["input_ids"]
+    nan_text = tok("A dog ran to the")["input_ids"]
+    reads = [Read((*ids, extra), len(ids), None, 5) for ids in (context, nan_text) for extra in range(3, 13)]
+    got = {}
+    for share in (False, True):
+        engine = SlotEngine(
+            model, causal=True, classes={}, ends=None, share_prefixes=share, pad_token_id=0, vocab_size=len(tok)
+        )
+        assert (engine._trees(reads, 4096) is not None) == share  # the shared run packs them into one row
+        got[share] = engine.read(reads, max_tokens=4096)
+    for full, shared in zip(got[False][:10], got[True][:10]):
+        assert np.isfinite(shared.logprobs).all()
+        np.testing.assert_array_equal(shared.ids, full.ids)
+        np.testing.assert_allclose(shared.logprobs, full.logprobs, atol=1e-5)
+    assert all(np.isnan(g.logprobs).all() for g in got[True][10:])
+
+
 def test_texts_batched_together_equal_each_alone(masked_models):
     model, tok = masked_models["bert-wordpiece"]
     scorer = MaskedScorer(model, tok, max_tokens=64)

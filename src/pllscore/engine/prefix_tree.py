@@ -23,7 +23,7 @@ from pllscore.engine.executor import Finish, run_batches, to_device, to_host
 from pllscore.engine.readout import Wants, pick_outputs, read_outputs
 from pllscore.plan.prefixes import TreeRow, ancestor_mask, pack_trees
 
-__all__ = ["TREE_TYPES", "plan_trees", "run_trees", "supports_trees"]
+__all__ = ["TREE_TYPES", "plan_trees", "run_trees", "supports_trees", "tree_inputs"]
 
 # families whose decoder uses a given 4D mask and position ids as is (transformers' masking_utils):
 # exactly those tests/engine/test_architectures.py proves equal to the plain pass (BLOOM's ALiBi and
@@ -53,9 +53,10 @@ def supports_trees(model: Any, sequences: Sequence[np.ndarray]) -> bool:
     return not (window and longest > window)
 
 
-def plan_trees(seqs: list[np.ndarray], max_tokens: int) -> list[TreeRow] | None:
-    """Rows of prefix trees for ``seqs``, or None when they would save less than :data:`MIN_SAVING`."""
-    rows = pack_trees(seqs, max(1, min(ROW_CAPACITY, max_tokens)))
+def plan_trees(seqs: list[np.ndarray], max_tokens: int, capacity: int = ROW_CAPACITY) -> list[TreeRow] | None:
+    """Rows of prefix trees of at most ``capacity`` nodes for ``seqs``, or None when they would save less
+    than :data:`MIN_SAVING`."""
+    rows = pack_trees(seqs, max(1, min(capacity, max_tokens)))
     tokens = sum(len(s) for s in seqs)
     return rows if sum(r.size for r in rows) <= (1 - MIN_SAVING) * tokens else None
 
@@ -106,10 +107,9 @@ def _file(out: list[Any], rows: list[TreeRow], per_node: list[dict[str, np.ndarr
             out[item] = {k: (v[path] if k == "set" else v[path[1:]]) for k, v in nodes.items()}
 
 
-def _run_rows(engine: Any, rows: list[TreeRow], wants: Wants | None) -> Callable[[], list[dict[str, np.ndarray]]]:
-    """Launch ``rows``; the function returned waits for their results and gives per row and node: the
-    log-probability (and outputs ``wants`` asks for) of the node given its ancestors (NaN for roots); ``set``
-    at every node, read from the node's own hidden state."""
+def tree_inputs(engine: Any, rows: list[TreeRow]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The decoder's inputs for ``rows`` on ``engine``'s device: token ids, position ids (the node depths)
+    and the 4D attention mask (a node sees its ancestors and itself), padded to the longest row."""
     width = max(r.size for r in rows)
     ids = np.full((len(rows), width), engine.pad_token_id, dtype=np.int64)
     positions = np.zeros((len(rows), width), dtype=np.int64)
@@ -119,6 +119,21 @@ def _run_rows(engine: Any, rows: list[TreeRow], wants: Wants | None) -> Callable
         ids[b, : r.size] = r.tokens
         positions[b, : r.size] = r.depths
         allowed[b, : r.size, : r.size] = ancestor_mask(r.parents)
+    dev = engine.device
+    t_ids, t_pos, mask = (to_device(a, dev) for a in (ids, positions, allowed))
+    mask = mask[:, None]
+    if engine.model.config._attn_implementation == "eager":
+        # eager attention adds the mask to the scores, in the weights' type (float32 under autocast)
+        kind = next(engine.model.parameters()).dtype
+        mask = torch.zeros(mask.shape, dtype=kind, device=dev).masked_fill_(~mask, torch.finfo(kind).min)
+    return t_ids, t_pos, mask
+
+
+def _run_rows(engine: Any, rows: list[TreeRow], wants: Wants | None) -> Callable[[], list[dict[str, np.ndarray]]]:
+    """Launch ``rows``; the function returned waits for their results and gives per row and node: the
+    log-probability (and outputs ``wants`` asks for) of the node given its ancestors (NaN for roots); ``set``
+    at every node, read from the node's own hidden state."""
+    t_ids, t_pos, mask = tree_inputs(engine, rows)
     # the reads: each node from its parent's hidden state (its own token the target); with a token set,
     # each node without children from its own state too (a placeholder target), for the ``set`` after it
     want_set = wants is not None and wants.token_set is not None
@@ -128,12 +143,6 @@ def _run_rows(engine: Any, rows: list[TreeRow], wants: Wants | None) -> Callable
     at = np.concatenate([at for _, at in reads])
 
     dev = engine.device
-    t_ids, t_pos, mask = (to_device(a, dev) for a in (ids, positions, allowed))
-    mask = mask[:, None]
-    if engine.model.config._attn_implementation == "eager":
-        # eager attention adds the mask to the scores, in the weights' type (float32 under autocast)
-        kind = next(engine.model.parameters()).dtype
-        mask = torch.zeros(mask.shape, dtype=kind, device=dev).masked_fill_(~mask, torch.finfo(kind).min)
     t_rb, t_node, t_at = (to_device(a, dev) for a in (rb, node, at))
     targets = t_ids[t_rb, t_node]
     kw = {} if wants is None else wants.kwargs(dev)

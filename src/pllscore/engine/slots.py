@@ -8,6 +8,11 @@ on request log P(E) (the next token is in the end-of-word set, :mod:`pllscore.sc
 entropy. The selection runs where the model runs: only the chosen tokens come back to the host.
 Log-probabilities are computed as the scores' readout computes them (a target's logit minus the
 log-sum-exp, in float32), so a word's numbers are those ``score()`` gives it.
+
+A causal LM's reads of one text share its context, and the prefixes of a search share their first
+tokens: where the model runs prefix trees exactly (:mod:`pllscore.engine.prefix_tree`, as ``score``
+does), a batch's reads are packed into tree rows, so each distinct prefix runs once (the context once
+per text and batch, not once per read), and each read is its last node's distribution.
 """
 
 from __future__ import annotations
@@ -22,6 +27,8 @@ import torch
 from pllscore.engine.executor import Engine, into, precision, run_batches, to_device, to_host
 from pllscore.engine.heads import split_causal_lm, split_masked_lm
 from pllscore.engine.last_layer import TargetRowsLastLayer
+from pllscore.engine.prefix_tree import ROW_CAPACITY, plan_trees, supports_trees, tree_inputs
+from pllscore.plan.prefixes import TreeRow
 
 __all__ = ["Read", "SlotEngine", "Slotted"]
 
@@ -54,10 +61,18 @@ class SlotEngine(Engine):
     """Reads the distribution at given positions of token sequences, with a masked or a causal LM."""
 
     def __init__(
-        self, model: Any, *, causal: bool, classes: dict[str, np.ndarray], ends: np.ndarray | None, **engine: Any
+        self,
+        model: Any,
+        *,
+        causal: bool,
+        classes: dict[str, np.ndarray],
+        ends: np.ndarray | None,
+        share_prefixes: bool = True,
+        **engine: Any,
     ) -> None:
         super().__init__(model, **engine)
         self.causal = causal
+        self.share_prefixes = share_prefixes
         self.parts = split_causal_lm(model) if causal else split_masked_lm(model)
         self.last_layer = None
         if not causal and self.parts is not None:
@@ -70,10 +85,64 @@ class SlotEngine(Engine):
         """Each read's :class:`Slotted`, in order, in batches under ``max_tokens`` padded tokens."""
         out: list[Any] = [None] * len(reads)
         lengths = np.array([len(r.ids) for r in reads], dtype=np.int64)
-        launch = into(out, lambda batch: self._launch([reads[i] for i in batch]))
         with torch.inference_mode(), precision(self.device, self.autocast):
+            rows = self._trees(reads, max_tokens)
+            if rows is not None:
+                trees = rows
+                sizes = np.array([r.size for r in trees], dtype=np.int64)
+                run_batches(
+                    sizes, max_tokens, lambda b: self._launch_rows(reads, [trees[i] for i in b], out), progress=False
+                )
+                return out
+            launch = into(out, lambda batch: self._launch([reads[i] for i in batch]))
             run_batches(lengths, max_tokens, launch, progress=False, padding=self.padding)
         return out
+
+    def _trees(self, reads: Sequence[Read], max_tokens: int) -> list[TreeRow] | None:
+        """A causal LM's reads packed into rows of prefix trees, or None where they run plainly."""
+        if not (self.causal and self.share_prefixes and self.padding == "pad" and reads):
+            return None
+        seqs = [np.asarray(r.ids, dtype=np.int64) for r in reads]
+        if not supports_trees(self.model, seqs):
+            return None
+        # a row as wide as a long context and the prefixes after it, so that they still share it
+        longest = max(len(s) for s in seqs)
+        return plan_trees(seqs, max_tokens, max(ROW_CAPACITY, 2 * longest))
+
+    def _launch_rows(self, reads: Sequence[Read], rows: list[TreeRow], out: list[Any]) -> Callable[[], None]:
+        """Launch tree ``rows``: each read is the distribution after its last node (its sequence's last
+        position); finishing files its :class:`Slotted` at ``out[read]``."""
+        items = np.concatenate([r.items for r in rows])
+        rb = np.concatenate([np.full(len(r.items), b, dtype=np.int64) for b, r in enumerate(rows)])
+        node = np.array([path[-1] for r in rows for path in r.paths], dtype=np.int64)
+        t_ids, t_pos, mask = tree_inputs(self, rows)
+        t_rb, t_node = to_device(rb, self.device), to_device(node, self.device)
+        if self.parts is None:
+            logits = self.model(input_ids=t_ids, attention_mask=mask, position_ids=t_pos, use_cache=False).logits
+            logits = logits[t_rb.to(logits.device), t_node.to(logits.device)]
+        else:
+            decoder, head = self.parts
+            states = decoder(input_ids=t_ids, attention_mask=mask, position_ids=t_pos, use_cache=False)[0]
+            logits = head(states[t_rb.to(states.device), t_node.to(states.device)])
+        logits = logits.float()[:, : self.vocab_size]
+        picked = [reads[i] for i in items]
+        lp = logits - torch.logsumexp(logits, dim=-1, keepdim=True)
+        pending = self._outputs(lp, picked)
+        nan = to_host({"nan": torch.isnan(lp).any(dim=-1)})
+
+        def finish() -> None:
+            got = pending()
+            # a NaN or inf in one text reaches the others of its tree row (0 * NaN in attention): the reads
+            # that got a NaN run again on their own
+            bad = np.flatnonzero(nan()["nan"]).tolist()
+            if bad:
+                again = self._launch([picked[j] for j in bad])()
+                for j, g in zip(bad, again):
+                    got[j] = g
+            for i, g in zip(items, got):
+                out[i] = g
+
+        return finish
 
     def _mask(self, name: str, device: torch.device) -> torch.Tensor:
         key = (name, device)
@@ -109,7 +178,11 @@ class SlotEngine(Engine):
         rows = np.arange(len(reads), dtype=np.int64)
         pos = np.array([r.position for r in reads], dtype=np.int64)
         t_ids, t_att, t_rows, t_pos = (to_device(a, dev) for a in (ids, attention, rows, pos))
-        lp = self._logprobs(t_ids, t_att, t_rows, t_pos)
+        return self._outputs(self._logprobs(t_ids, t_att, t_rows, t_pos), reads)
+
+    def _outputs(self, lp: torch.Tensor, reads: list[Read]) -> Callable[[], list[Slotted]]:
+        """From the log-probabilities of ``reads`` (a row each), launch what they ask for; the function
+        returned waits for it."""
         best = self._select(lp, reads)
         got = {"top": best.indices, "values": best.values}
         if any(r.end for r in reads):

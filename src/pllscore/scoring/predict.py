@@ -124,6 +124,8 @@ def _engine(scorer: Any, *, word: bool) -> SlotEngine:
     if word and scorer.kind == "causal":
         ends = BowTokens(scorer.tokenizer, size, scorer.name).end_mask()
     options = {**scorer._engine_options, "padding": scorer.padding}
+    if scorer.kind == "causal":  # the reads share their prefixes as the scores' passes do
+        options["share_prefixes"] = scorer.share_prefixes
     return SlotEngine(scorer.model, causal=scorer.kind == "causal", classes=classes, ends=ends, **options)
 
 
