@@ -214,9 +214,9 @@ def test_reading_times_bars_name_the_model_and_count_windows(tmp_path):
                "--word-column", "word", "--measure", "rt", "-m", str(TINY_GPT2), "-m", str(TINY_BERT),
                "--progress")  # fmt: skip
     assert done.returncode == 0, done.stderr
-    windows = _frames(done.stderr, "model 1 of 2 (tiny-gpt2): windows")
+    windows = _frames(done.stderr, "model 1 of 2 (tiny_gpt2): windows")
     assert windows and windows[-1][1] > 2, done.stderr  # more windows than texts
-    assert _frames(done.stderr, "model 2 of 2 (tiny-bert-cased): masked copies"), done.stderr
+    assert _frames(done.stderr, "model 2 of 2 (tiny_bert_cased): masked copies"), done.stderr
 
 
 def test_causal_bar_counts_texts_when_none_is_cut(shared_gpt2, capsys):

@@ -22,8 +22,8 @@
 #' @param output A folder to write words.csv, fits.csv and meta.json into (optional).
 #' @param progress Progress bars while scoring; by default in interactive sessions.
 #' @return A list: \code{words} (one row per input word: \code{text}, \code{position}, \code{word},
-#'   \code{length}, \code{zipf}, the measures, \code{surprisal_<model>} in bits and
-#'   \code{included_<measure>}), \code{fits} (one row per model and measure: \code{model},
+#'   \code{length}, \code{zipf}, the measures, \code{<model>_surprisal_bits} and
+#'   \code{<measure>_included}), \code{fits} (one row per model and measure: \code{model},
 #'   \code{measure}, \code{n}, \code{delta_ll}, \code{delta_ll_se}, \code{coef}, \code{coef_se}) and
 #'   \code{labels} (the models' labels). Column names are R names (\code{:} and \code{-} become
 #'   \code{_}).

@@ -16,7 +16,7 @@
 #'
 #' @section Tables:
 #' Every table is a data.frame whose column names need no backticks (\code{surprisal:tiny-gpt2}
-#' becomes \code{surprisal_tiny_gpt2}), converted column by column: numbers, integers, logicals and text
+#' becomes \code{surprisal_tiny_gpt2}; pllscore's own names, such as \code{tiny_gpt2_surprisal_bits}, already need none), converted column by column: numbers, integers, logicals and text
 #' keep their type, and missing values are \code{NA}.
 #' @keywords internal
 "_PACKAGE"

@@ -27,5 +27,5 @@ pll_predict <- function(texts, model, k = 10L, word_tokens = 3L, candidates = NU
     candidates = if (is.null(candidates)) NULL else as.list(check_texts(candidates, "candidates")),
     level = level, ...
   )
-  py_frame(.pll$bridge$as_frame(rows), positions = c("text_id", "index"))
+  py_frame(.pll$bridge$as_frame(rows), positions = "text_id")
 }

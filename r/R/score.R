@@ -15,10 +15,10 @@
 #'   \code{words} (\code{"whitespace"}, \code{"tokenizer"}), \code{word_sep}, \code{mask_by},
 #'   \code{word_prob} (\code{"bow"}), \code{long} (\code{"window"}), \code{outputs}, \code{convention}.
 #' @param progress A progress bar (on stderr) while scoring; by default in interactive sessions.
-#' @return A data.frame. \code{index} is the text's position in \code{texts}, \code{word} and
-#'   \code{token} positions in the text, all counted from 1 (Python counts from 0); \code{start} and
+#' @return A data.frame. \code{text_id} is the text's position in \code{texts}, \code{word_id} and
+#'   \code{token_id} positions in the text, all counted from 1 (Python counts from 0); \code{start} and
 #'   \code{end} are character offsets as in Python (\code{substr(text, start + 1, end)}). Text rows have
-#'   \code{total} and \code{mean}, word and token rows \code{logprob} (or \code{surprisal}); \code{unit}
+#'   \code{logprob} and \code{logprob_mean}, word and token rows \code{logprob} (with a view: \code{surprisal_bits}, ...); \code{unit}
 #'   says nats or bits.
 #' @examples
 #' \dontrun{
@@ -35,7 +35,7 @@ pll_score <- function(texts, model, metric = "word-l2r", level = c("text", "word
   results <- do.call(pll_call, c(list(model$scorer$score, as.list(texts), progress = progress), options))
   py_level <- if (level == "text") "sentence" else level
   frame <- pll_call(pll_py()$to_frame, results, py_level, base = py_base(base), surprisal = surprisal)
-  py_frame(frame, positions = c("index", "word", "token"))
+  py_frame(frame, positions = c("text_id", "word_id", "token_id"))
 }
 
 #' Word log-probabilities or surprisals in a long data frame

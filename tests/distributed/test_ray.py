@@ -99,7 +99,7 @@ CSV = (
     '"""Hello, world,"" she said.",007,"a, b"\n'
     '"A quoted\nnewline inside.",008,"two\nlines"\n'
 )
-TSV = 'text\ttext_id\tcode\nNA\tr1\t007\n"a\ttab inside quotes"\tr2\tnull\nFALSE\tr3\t\n'
+TSV = 'text\ttext_id\tcode\nNA\tr1\t007\n"quoted," as written\tr2\tnull\nFALSE\tr3\t\n'
 JSONL = [
     {"text": "Ünïcödé façade — naïve café.", "id": 1, "date": "2024-01-01"},
     {"id": 2, "text": "日本語のテキストです。", "date": "2024-01-02"},  # keys in another order

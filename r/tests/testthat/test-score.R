@@ -17,11 +17,11 @@ test_that("pll_score equals the Python API at every level, for a masked and a ca
         py <- to_frame(py_results, if (level == "text") "sentence" else level,
                        base = if (view$base == 2) 2 else "e", surprisal = view$surprisal)
         expect_equal(names(r), unlist(py_list(py_ref()$names(py))))
-        value <- if (level == "text") "total" else if (view$surprisal) "surprisal" else "logprob"
+        value <- if (view$surprisal) "surprisal_bits" else "logprob"
         expect_equal(r[[value]], py_column(py, value), tolerance = 1e-9)
-        expect_identical(r$index, as.integer(py_column(py, "index")) + 1L)
+        expect_identical(r$text_id, as.integer(py_column(py, "text_id")) + 1L)
         expect_identical(r$metric, py_column(py, "metric"))
-        if (level == "text") expect_identical(r$text, texts[r$index])
+        if (level == "text") expect_identical(r$text, texts[r$text_id])
         if (level != "text") expect_identical(r$start, as.integer(py_column(py, "start")))
       }
     }
