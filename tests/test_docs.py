@@ -46,7 +46,7 @@ PRINTS = {
     "guide/errors.md": ["text 1 is whitespace only"],
     "guide/long-texts.md": ["strides differ: True"],  # the text is long enough for the strides to differ
     "guide/speed.md": ["True"],
-    "guide/r.md": ["surprisal_tiny_gpt2", "words has NA at 2; drop or fill those elements"],
+    "guide/r.md": ["tiny_gpt2_surprisal_bits", "words has NA at 2; drop or fill those elements"],
 }
 
 
