@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import shutil
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -157,23 +156,10 @@ def _fresh_folder(out: Path, force: bool) -> Iterator[Path]:
     """A new folder beside ``out`` to write into; once written whole, it takes the place of ``out`` (an earlier run
     there, checked by :func:`_check_output`, is removed). Where writing fails, ``out`` is left as it was."""
     _check_output(out, force)  # again: another process may have written there while this one scored
-    tag = f"{os.getpid()}-{os.urandom(4).hex()}"
-    fresh, old = out.with_name(f".{out.name}.new-{tag}"), out.with_name(f".{out.name}.old-{tag}")
-    try:
-        fresh.mkdir(parents=True)
-    except OSError as e:
-        raise InputError(f"cannot create output folder {os.fspath(out)!r}: {e.strerror}") from None
-    try:
+    from pllscore.io.parts import replacing
+
+    with replacing(out) as fresh:
         yield fresh
-        if out.exists():
-            out.rename(old)
-        fresh.rename(out)
-    except BaseException:
-        shutil.rmtree(fresh, ignore_errors=True)
-        if old.exists() and not out.exists():
-            old.rename(out)  # put the earlier run back
-        raise
-    shutil.rmtree(old, ignore_errors=True)
 
 
 def score_table(

@@ -14,12 +14,9 @@ conventions, the norms) and one entry per run (command, date, models, versions, 
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import shutil
 from collections import defaultdict
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -37,7 +34,6 @@ __all__ = [
     "output_folder",
     "read_meta",
     "record_run",
-    "replacing",
 ]
 
 #: how pairs are counted; results counted another way are never merged into one table
@@ -201,26 +197,3 @@ def record_run(
     )
     meta["runs"].append(run)
     (output / "meta.json").write_text(json.dumps(meta, indent=2, default=str) + "\n")
-
-
-@contextlib.contextmanager
-def replacing(out: Path) -> Iterator[Path]:
-    """A new folder beside ``out`` to write a run into; once written whole it takes the place of ``out``, whose
-    files are all removed (none of an earlier run survives). Where writing fails, ``out`` is left as it was."""
-    tag = f"{os.getpid()}-{os.urandom(4).hex()}"
-    fresh, old = out.with_name(f".{out.name}.new-{tag}"), out.with_name(f".{out.name}.old-{tag}")
-    try:
-        fresh.mkdir(parents=True)
-    except OSError as e:
-        raise InputError(f"cannot create output folder {os.fspath(out)!r}: {e.strerror}") from None
-    try:
-        yield fresh
-        if out.exists():
-            out.rename(old)
-        fresh.rename(out)
-    except BaseException:
-        shutil.rmtree(fresh, ignore_errors=True)
-        if old.exists() and not out.exists():
-            old.rename(out)  # put the earlier run back
-        raise
-    shutil.rmtree(old, ignore_errors=True)

@@ -13,10 +13,11 @@ import json
 import math
 import os
 import shutil
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from pllscore.errors import InputError
 from pllscore.io.delimited import tsv_text
 
 __all__ = [
@@ -27,6 +28,7 @@ __all__ = [
     "part_index",
     "part_name",
     "parts_path",
+    "replacing",
     "serialize",
     "write_json",
     "write_part",
@@ -226,3 +228,26 @@ def join_parts(parts: Sequence[Path], fmt: str, path: Path, tmp: Path, metadata:
                 w.write_table(group, row_group_size=max(len(group), 1))
 
     commit_file(tmp, path, join)
+
+
+@contextlib.contextmanager
+def replacing(out: Path) -> Iterator[Path]:
+    """A new folder beside ``out`` to write a run into; once written whole it takes the place of ``out``, whose
+    files are all removed (none of an earlier run survives). Where writing fails, ``out`` is left as it was."""
+    tag = f"{os.getpid()}-{os.urandom(4).hex()}"
+    fresh, old = out.with_name(f".{out.name}.new-{tag}"), out.with_name(f".{out.name}.old-{tag}")
+    try:
+        fresh.mkdir(parents=True)
+    except OSError as e:
+        raise InputError(f"cannot create output folder {os.fspath(out)!r}: {e.strerror}") from None
+    try:
+        yield fresh
+        if out.exists():
+            out.rename(old)
+        fresh.rename(out)
+    except BaseException:
+        shutil.rmtree(fresh, ignore_errors=True)
+        if old.exists() and not out.exists():
+            old.rename(out)  # put the earlier run back
+        raise
+    shutil.rmtree(old, ignore_errors=True)

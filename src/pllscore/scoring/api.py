@@ -72,9 +72,8 @@ def load(
         stride: a causal scorer's window step in ``"window"`` mode (default: half the model's length).
         words: the scorer's default words, ``"tokenizer"`` or ``"whitespace"`` (see :meth:`Scorer.score`).
         mask_by: a masked scorer's default for what word-l2r and whole-word mask: ``"tokenizer"`` or ``"words"``.
-        share_prefixes: a causal scorer computes each distinct prefix of a batch's texts (and of a
-            prediction's reads) once (prefix trees), where the model family supports it exactly;
-            ``False`` runs every text in full.
+        share_prefixes: a causal scorer computes each distinct prefix of a batch's texts (and of a prediction's
+            reads) once (prefix trees), where the model family supports it exactly; ``False`` runs each in full.
         compile: ``torch.compile`` the model's layers (opt-in: tens of seconds to compile, pays on
             long runs; see BENCHMARKS.md).
         eos: whether an encoder-decoder scorer counts the closing EOS (and BART's leading BOS) in the

@@ -4,7 +4,7 @@ A run writes into a new or empty folder, into the folder of a run it continues (
 kept surprisals of :mod:`.cache`, as an interrupted run leaves it), or, with ``force``, into the folder of
 an earlier reading-times run, which it replaces. Any other folder (a BLiMP or diagnose run, a scratch
 folder with files in it) is refused before a model is loaded, with or without ``force``. The tables are
-written whole into a new folder beside the output (:func:`pllscore.eval.folder.replacing`), which then
+written whole into a new folder beside the output (:func:`pllscore.io.parts.replacing`), which then
 takes its place: no file of an earlier run survives (its figures, its tables, the surprisals of models
 this run does not have), and a failing run leaves the folder as it was.
 """
@@ -63,8 +63,7 @@ def check_output(output: str | os.PathLike[str] | None, force: bool) -> Path | N
 def write_output(out: Path, files: dict[str, Any], meta: dict[str, Any], labels: list[str]) -> None:
     """Write the run into ``out`` as a whole: ``files`` (name -> DataFrame, as csv), ``meta.json``, and the kept
     surprisals of ``labels`` (``surprisals/<label>.json``) that the folder holds."""
-    from pllscore.eval.folder import replacing
-    from pllscore.io.parts import write_json, write_part
+    from pllscore.io.parts import replacing, write_json, write_part
 
     check_output(out, force=True)  # again: another process may have written there while this one scored
     with replacing(out) as fresh:
