@@ -11,13 +11,13 @@ import pandas as pd
 import pytest
 
 from pllscore.errors import InputError
-from pllscore.eval.folder import replacing
 from pllscore.eval.reading_times.cache import cache_key, cached, keep
 from pllscore.eval.reading_times.models import labels, snake_label
 from pllscore.eval.reading_times.output import check_output, write_output
 from pllscore.eval.reading_times.predictors import Frequency, folds, word_predictors
 from pllscore.eval.reading_times.run import fit_table, small_data_caution
 from pllscore.eval.reading_times.table import read_word_table
+from pllscore.io.parts import replacing
 
 # --- the output folder -----------------------------------------------------------------------------------------------
 
