@@ -95,6 +95,30 @@ def test_float32_scores_do_not_move_under_a_lowered_global_setting(causal_models
         np.testing.assert_allclose(r.logprobs, oracle.causal_logprobs(model, tok, r.text), atol=1e-5, rtol=0)
 
 
+@pytest.mark.parametrize("kind", ["masked", "causal"])
+def test_the_oracle_runs_in_full_float32_under_a_lowered_global_setting(
+    masked_models, causal_models, lowered_float32, kind
+):
+    """The oracle is immune to the process's precision: on CPUs with AMX-BF16, "medium" made oneDNN run it in bf16
+    and the oracle, not the product, moved by up to 6.7e-4 nats."""
+    from tests import oracle
+
+    model, tok = masked_models["bert-wordpiece"] if kind == "masked" else causal_models["gpt2-bpe"]
+    seen = []
+    first = next(m for m in model.modules() if isinstance(m, torch.nn.Linear) or type(m).__name__ == "Conv1D")
+    hook = first.register_forward_pre_hook(lambda *_: seen.append(_fp32_state()))
+    lowered = _fp32_state()
+    try:
+        if kind == "masked":
+            oracle.masked_logprobs(model, tok, SENTENCES[0], "word-l2r")
+        else:
+            oracle.causal_logprobs(model, tok, SENTENCES[0])
+    finally:
+        hook.remove()
+    assert seen and all(s == ["ieee"] * len(s) for s in seen)
+    assert _fp32_state() == lowered and "bf16" in lowered
+
+
 @pytest.mark.parametrize("family", ["bert-wordpiece", "gpt2-bpe", "llama-unigram"])
 def test_float32_scores_equal_a_float64_oracle_with_tf32_on(masked_models, causal_models, tf32_on, family):
     """TF32 switched on globally (``set_float32_matmul_precision("high")``): within 1e-5 of the oracle in float64.
