@@ -30,6 +30,7 @@ from pllscore.engine.models import (
     detect_kind,
     dtype_keyword,
     missing_weights,
+    model_kind,
     one_line,
     resolve_device,
     resolve_dtype,
@@ -207,7 +208,8 @@ def _load(
         raise model_not_found(name, e) from e
     chosen, arch = _chosen_kind(config, name, kind)
     tokenizer = _fast_tokenizer(name, common)
-    auto = {"masked": AutoModelForMaskedLM, "causal": AutoModelForCausalLM, "seq2seq": AutoModelForSeq2SeqLM}[chosen]
+    loads = model_kind(chosen)  # mntp reads a masked LM
+    auto = {"masked": AutoModelForMaskedLM, "causal": AutoModelForCausalLM, "seq2seq": AutoModelForSeq2SeqLM}[loads]
     try:
         model, info = auto.from_pretrained(name, **common, **dtype_keyword(weights), **placed, output_loading_info=True)
     except (OSError, ValueError, KeyError) as e:
@@ -216,8 +218,8 @@ def _load(
                 f"{name!r} does not fit in max_memory, so some layers go to disk: give offload_folder= "
                 "(--offload-folder DIR) for them, or allow more memory"
             ) from e
-        raise ModelError(f"cannot load {name!r} as a {chosen} LM: {one_line(e)}") from e
-    _check_loaded_weights(model, info, name=name, arch=arch, kind=chosen)
+        raise ModelError(f"cannot load {name!r} as a {loads} LM: {one_line(e)}") from e
+    _check_loaded_weights(model, info, name=name, arch=arch, kind=loads)
     model.eval()
     if placed:  # accelerate placed it (or, when it all fits on the CPU, transformers left it there)
         torch_device = input_device(model)
@@ -238,9 +240,9 @@ def _chosen_kind(config: Any, name: str, kind: Kind | None) -> tuple[Kind, str]:
     """The kind to load (``kind`` if it fits the config, else the config's own) and the architecture's name."""
     detected = detect_kind(config)
     arch = ", ".join(getattr(config, "architectures", None) or [config.model_type])
-    if kind is not None and detected is not None and kind != detected:
+    if kind is not None and detected is not None and model_kind(kind) != detected:
         raise ModelError(
-            f"{name!r} is a {detected} LM ({arch}), not a {kind} one; it cannot be used for {kind} "
+            f"{name!r} is a {detected} LM ({arch}), not a {model_kind(kind)} one; it cannot be used for {kind} "
             f"scoring: load it with kind={detected!r} or leave kind out"
         )
     chosen = kind or detected

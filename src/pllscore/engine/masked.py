@@ -3,6 +3,10 @@
 Each batch of masked copies goes through the encoder once; the LM head, and for
 BERT-style encoders the last layer too (:mod:`pllscore.engine.last_layer`), run only at
 the positions where a score is read.
+
+``read_offset`` says where a masked token's distribution is read: 0 at its own position (a
+masked LM), 1 one position before it (masked next-token prediction, GPT-BERT's: the output at
+``i - 1`` predicts the masked token ``i``).
 """
 
 from __future__ import annotations
@@ -25,9 +29,10 @@ __all__ = ["MaskedEngine"]
 class MaskedEngine(Engine):
     """Scores the reads of mask plans with one masked LM."""
 
-    def __init__(self, model: Any, *, mask_token_id: int, **engine: Any) -> None:
+    def __init__(self, model: Any, *, mask_token_id: int, read_offset: int = 0, **engine: Any) -> None:
         super().__init__(model, **engine)
         self.mask_token_id = mask_token_id
+        self.read_offset = read_offset
         self.parts = split_masked_lm(model)
         self.last_layer = TargetRowsLastLayer.for_encoder(self.parts[0]) if self.parts is not None else None
 
@@ -39,7 +44,7 @@ class MaskedEngine(Engine):
         self, plan: MaskPlan, wants: Wants, *, max_tokens: int, progress: bool | None = None
     ) -> dict[str, np.ndarray]:
         """Per read of ``plan`` (read order), ``logprob`` and what ``wants`` asks for (entropy and rank of
-        the distribution at the masked position), float64."""
+        the distribution the target is read from), float64."""
         names = ["logprob"] + [n for n in ("entropy", "rank") if getattr(wants, n)]
         out = {n: np.full(plan.n_reads, np.nan, dtype=np.float64) for n in names}
         seqs = [np.asarray(s, dtype=np.int64) for s in plan.sequences]
@@ -72,8 +77,10 @@ class MaskedEngine(Engine):
         starts, stops = plan.read_ptr[copies], plan.read_ptr[copies + 1]
         reads = np.concatenate([np.arange(a, b) for a, b in zip(starts, stops)])
         rows = np.repeat(np.arange(len(copies)), stops - starts)
-        pos = plan.read_pos[reads]
-        targets = ids[rows, pos]  # the original tokens, read before masking
+        targets = ids[rows, plan.read_pos[reads]]  # the original tokens, read before masking
+        pos = plan.read_pos[reads] - self.read_offset  # where each target's distribution is
+        if len(pos) and pos.min() < 0:  # a negative index would read the copy's last position
+            raise ValueError("a target at position 0 has no position before it to be read from")
         for row, c in enumerate(copies):
             for a, b in plan.copy_runs[c]:
                 ids[row, a:b] = self.mask_token_id

@@ -14,13 +14,18 @@ import torch
 
 from pllscore.errors import InputError
 
-Kind = Literal["masked", "causal", "seq2seq"]
+Kind = Literal["masked", "causal", "seq2seq", "mntp"]
 
-#: the model kinds, in the order errors name them
-KINDS: tuple[str, ...] = ("masked", "causal", "seq2seq")
+#: the model kinds, in the order errors name them; ``mntp`` reads a masked LM as masked next-token prediction
+#: (GPT-BERT) trained it: a masked token is read from the output one position before it
+KINDS: tuple[str, ...] = ("masked", "causal", "seq2seq", "mntp")
+
+#: the kinds scored by the PLL metrics (a masked LM read either way)
+MASKED_KINDS: tuple[str, ...] = ("masked", "mntp")
 
 __all__ = [
     "KINDS",
+    "MASKED_KINDS",
     "Kind",
     "Loaded",
     "check_available",
@@ -32,6 +37,7 @@ __all__ = [
     "float32_weights",
     "machine_devices",
     "missing_weights",
+    "model_kind",
     "one_line",
     "resolve_device",
     "resolve_dtype",
@@ -65,9 +71,14 @@ class Loaded:
 
 
 def check_kind(kind: str | None) -> None:
-    """Refuse a model kind other than masked, causal, seq2seq or None (found from the model)."""
+    """Refuse a model kind other than masked, causal, seq2seq, mntp or None (found from the model)."""
     if kind is not None and kind not in KINDS:
-        raise InputError(f"unknown kind {kind!r}; use 'masked', 'causal', 'seq2seq' or leave it out")
+        raise InputError(f"unknown kind {kind!r}; use 'masked', 'causal', 'seq2seq', 'mntp' or leave it out")
+
+
+def model_kind(kind: Kind) -> Kind:
+    """The kind of model a scoring kind reads: ``mntp`` reads a masked LM, every other kind its own."""
+    return "masked" if kind == "mntp" else kind
 
 
 def resolve_device(device: str | torch.device = "auto") -> torch.device:

@@ -17,6 +17,7 @@ from pllscore.results.scores import Results
 from pllscore.scoring.base import Scorer, Words
 from pllscore.scoring.causal import CausalScorer
 from pllscore.scoring.masked import MaskedScorer
+from pllscore.scoring.mntp import MntpScorer
 from pllscore.scoring.seq2seq import Seq2SeqScorer
 
 __all__ = ["SCORERS", "as_scorer", "load", "score"]
@@ -26,6 +27,7 @@ SCORERS: dict[str, tuple[type[Scorer], tuple[str, ...]]] = {
     "masked": (MaskedScorer, ("metric",)),
     "causal": (CausalScorer, ("bos", "stride", "share_prefixes")),
     "seq2seq": (Seq2SeqScorer, ("eos",)),
+    "mntp": (MntpScorer, ("metric",)),
 }
 
 
@@ -63,7 +65,7 @@ def load(
             that type (half the memory; faster on GPUs and on CPUs with bf16 instructions), the log-softmax
             over the vocabulary stays float32. Approximate: see the guide's "GPUs and big models" page.
         revision: a Hub branch, tag or commit.
-        kind: ``"masked"`` or ``"causal"``; by default read from the model's config.
+        kind: ``"masked"``, ``"causal"``, ``"seq2seq"``, or ``"mntp"`` (GPT-BERT's reading of a masked LM).
         trust_remote_code: allow model code from the Hub.
         max_tokens: padded tokens per batch; a default suits the device.
         metric: default metric of a masked scorer.

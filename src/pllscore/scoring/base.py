@@ -17,7 +17,7 @@ import torch
 
 from pllscore.engine.compiling import compile_layers
 from pllscore.engine.loading import Kind, max_input_length
-from pllscore.engine.models import class_kind, compute_types
+from pllscore.engine.models import class_kind, compute_types, model_kind
 from pllscore.engine.padding import Batching, batching_for
 from pllscore.engine.placement import input_device, placement_record
 from pllscore.errors import InputError, ModelError, NonFiniteError
@@ -80,10 +80,10 @@ class Scorer(Predicting):
         compile: bool = False,
     ) -> None:
         actual = class_kind(model)
-        if actual is not None and actual != self.kind:
+        if actual is not None and actual != model_kind(self.kind):
             raise ModelError(
-                f"{type(model).__name__} is a {actual} LM, but {type(self).__name__} needs a {self.kind} one; "
-                f"use {_SCORER_OF[actual]} or pllscore.load()"
+                f"{type(model).__name__} is a {actual} LM, but {type(self).__name__} needs a {model_kind(self.kind)} "
+                f"one; use {_SCORER_OF[actual]} or pllscore.load()"
             )
         if not getattr(tokenizer, "is_fast", False):
             raise ModelError(

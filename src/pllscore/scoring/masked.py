@@ -32,6 +32,8 @@ class MaskedScorer(Scorer):
     """
 
     kind: Kind = "masked"
+    #: where a masked token is read: at its own position (0), or one before it (1: :mod:`pllscore.scoring.mntp`)
+    read_offset = 0
 
     def __init__(
         self, model: Any, tokenizer: Any, *, metric: str | Sequence[str] = DEFAULT_METRIC, **kwargs: Any
@@ -41,7 +43,11 @@ class MaskedScorer(Scorer):
             raise ModelError(f"the tokenizer of {self.name!r} has no mask token, so it cannot be used for PLL scoring")
         self.metric = resolve_metrics(metric)
         self.engine = MaskedEngine(
-            model, mask_token_id=tokenizer.mask_token_id, padding=self.padding, **self._engine_options
+            model,
+            mask_token_id=tokenizer.mask_token_id,
+            read_offset=self.read_offset,
+            padding=self.padding,
+            **self._engine_options,
         )
 
     def _metrics(self, metric: str | Sequence[str] | None) -> tuple[str, ...]:
