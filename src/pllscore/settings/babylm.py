@@ -1,0 +1,139 @@
+"""The options of ``pllscore babylm`` (:class:`BabylmSettings`): backend, tasks, checkpoints, convention, temperatures.
+
+The model's loading options are :class:`~pllscore.settings.ModelSettings`' and the run's (``--resume``,
+``--force``) :class:`~pllscore.settings.RunSettings`'; this group holds what only the BabyLM evaluation has.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from pllscore.errors import InputError
+from pllscore.settings.fields import Settings, positive, setting, tuple_or_none
+
+__all__ = ["BABYLM_BACKENDS", "BABYLM_CONVENTIONS", "BabylmSettings"]
+
+#: the official pipeline's backends, under its names
+BABYLM_BACKENDS = ("causal", "mlm", "mntp", "enc_dec_mask", "enc_dec_prefix")
+#: ``babylm``: the official numbers; ``pllscore``: pllscore's exact metrics; ``both``: the two side by side
+BABYLM_CONVENTIONS = ("babylm", "pllscore", "both")
+
+
+def _backend(value: Any) -> Any:
+    if value not in BABYLM_BACKENDS:
+        given = "no --backend given" if value is None else f"unknown backend {value!r}"
+        raise InputError(f"{given}; choose {', '.join(BABYLM_BACKENDS)} (the official pipeline's backends)")
+    return value
+
+
+def _convention(value: Any) -> Any:
+    if value not in BABYLM_CONVENTIONS:
+        raise InputError(
+            f"unknown convention {value!r}; use babylm (the official numbers), pllscore (pllscore's exact metrics) "
+            "or both"
+        )
+    return value
+
+
+def _temperature(name: str, optional: bool = False) -> Any:
+    def check(value: Any) -> Any:
+        if value is None and optional:
+            return None
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            raise InputError(f"{name} must be a positive number, got {value!r}") from None
+        if not (math.isfinite(number) and number > 0):
+            raise InputError(f"{name} must be a positive number, got {value!r}")
+        return number
+
+    return check
+
+
+@dataclass(frozen=True)
+class BabylmSettings(Settings):
+    """What ``pllscore babylm`` runs: the backend, which tasks and checkpoints, which convention, at which
+    temperatures (``min_temperature`` alone by default; up to ``max_temperature`` in steps of
+    ``temperature_interval``, as the official pipeline's ``--min_temperature``/``--max_temperature``/
+    ``--temperature_interval``)."""
+
+    group: ClassVar[str] = "babylm"
+
+    backend: str | None = setting(
+        None,
+        "causal, mlm, mntp, enc_dec_mask or enc_dec_prefix: how the model is read, as the official pipeline names it.",
+        flags=("--backend", "-b"),
+        check=_backend,
+    )
+    tasks: tuple[str, ...] | None = setting(
+        None,
+        "Tasks to run (blimp, supplement, ewok, entity_tracking, wug_adj, wug_past, comps, reading, or a folder's "
+        "name); repeatable or comma-separated (default: every task the data folder holds).",
+        flags=("--tasks",),
+        check=tuple_or_none,
+        repeatable=True,
+        record=False,
+    )
+    revisions: tuple[str, ...] | None = setting(
+        None,
+        "A checkpoint: a Hub branch, tag or commit, or a sub-folder of a local model folder; repeatable "
+        "(default: main, or every sub-folder of a folder of checkpoints).",
+        flags=("--revision",),
+        check=tuple_or_none,
+        repeatable=True,
+        record=False,
+    )
+    revisions_file: str | None = setting(
+        None,
+        "A file of checkpoints, one a line (after those of --revision).",
+        flags=("--revisions-file",),
+        record=False,
+    )
+    convention: str = setting(
+        "babylm",
+        "babylm (the official numbers, written under zero_shot/), pllscore (pllscore's exact metrics, under "
+        "pllscore/) or both (side by side in the summary).",
+        flags=("--convention",),
+        check=_convention,
+    )
+    min_temperature: float = setting(
+        1.0, "The (lowest) temperature the logits are divided by.", flags=("--min-temperature",),
+        check=_temperature("min_temperature"),
+    )  # fmt: skip
+    max_temperature: float | None = setting(
+        None,
+        "Also every temperature up to this one; each task reports the best (default: --min-temperature only).",
+        flags=("--max-temperature",),
+        check=_temperature("max_temperature", optional=True),
+    )
+    temperature_interval: float = setting(
+        0.05, "The step between temperatures.", flags=("--temperature-interval",),
+        check=_temperature("temperature_interval"),
+    )  # fmt: skip
+    batch_size: int | None = setting(
+        None, "Items per batch (default: the task's own).", flags=("--batch-size",), check=positive("batch_size"),
+        record=False,
+    )  # fmt: skip
+
+    def _check_together(self) -> None:
+        if self.max_temperature is not None and self.max_temperature < self.min_temperature:
+            raise InputError(
+                f"--max-temperature {self.max_temperature:g} is below --min-temperature {self.min_temperature:g}"
+            )
+
+    def conventions(self) -> tuple[str, ...]:
+        """The conventions to run, the official first."""
+        return ("babylm", "pllscore") if self.convention == "both" else (self.convention,)
+
+    def temperatures(self) -> list[float]:
+        """The temperatures, as many as the official pipeline lists: ``min``, then up to ``max`` in steps of
+        ``interval`` (one past ``max`` where float rounding puts it there, as the pipeline's ``arange`` does).
+        Computed in double precision (``1.45``); the official pipeline's float32
+        ``torch.arange`` can be one float32 step off (``1.4499999``), which no printed figure shows."""
+        lo, hi, step = self.min_temperature, self.max_temperature, self.temperature_interval
+        if hi is None:
+            return [lo]
+        n = max(1, math.ceil((hi + step - lo) / step))  # the official count, float error included
+        return [round(lo + i * step, 10) for i in range(n)]
