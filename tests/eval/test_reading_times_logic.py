@@ -172,6 +172,17 @@ def test_missing_measures_are_not_fitted_and_ranges_parse():
         check_range("fast")
 
 
+def test_each_sorted_row_knows_its_input_row():
+    """``rows`` maps the sorted table back onto the input: the table as given is the frame in that order."""
+    frame = _table()
+    shuffled = frame.sample(frac=1.0, random_state=5).reset_index(drop=True)
+    got = read_word_table(shuffled, **COLUMNS)
+    assert sorted(got.rows) == list(range(len(shuffled)))
+    back = got.frame.iloc[np.argsort(got.rows)].reset_index(drop=True)
+    assert list(back["word"]) == list(shuffled["token"]) and list(back["rt"]) == list(shuffled["rt"])
+    assert list(back["position"]) == list(shuffled["pos"])
+
+
 def test_per_reader_rows(tmp_path):
     frame = _table()
     two = pd.concat([frame.assign(reader="r1"), frame.assign(reader="r2", rt=frame["rt"] + 1)])

@@ -3,8 +3,9 @@ line with the shared tiny causal and masked models.
 
 * fits.csv is recomputed from words.csv alone by an independent implementation (numpy least squares, the
   lags, the exclusion rules and the leave-one-text-out folds written again from the definitions);
-* each word's surprisal is what ``pllscore score --words whitespace --long window --level word --base 2
-  --surprisal`` gives for its text (within 1e-3 bits), for a causal, a masked and an encoder-decoder LM;
+* each word's surprisal is what ``pllscore score --words whitespace --mask-by words --long window --level word
+  --base 2 --surprisal`` gives for its text (within 1e-3 bits), for a causal, a masked and an encoder-decoder LM;
+* a masked LM masks each displayed word whole: ``don't`` equals a chain written with transformers alone;
 * a shuffled word table with two measures and a word ``None`` gives the same rows as the sorted one;
 * bad input is one line on stderr, a non-zero exit, and the output folder keeps what it held.
 """
@@ -144,14 +145,14 @@ def test_fits_are_recomputed_from_words_csv(ns_run):
 
 
 def _score_command(tmp, model, texts, name, long=True):
-    """`pllscore score --words whitespace --long window --level word --base 2 --surprisal` of the texts (an
-    encoder-decoder LM takes no windows: without --long window)."""
+    """`pllscore score --words whitespace --mask-by words --long window --level word --base 2 --surprisal` of the
+    texts (an encoder-decoder LM takes no windows: without --long window)."""
     path = tmp / f"{name}.txt"
     path.write_text("".join(t + "\n" for t in texts), encoding="utf-8")
     scores = tmp / f"{name}-scores.csv"
     window = ["--long", "window"] if long else []
-    done = run("score", str(path), "-m", str(model), "--words", "whitespace", *window, "--level", "word",
-               "--base", "2", "--surprisal", "-o", str(scores), "-q", "--force")  # fmt: skip
+    done = run("score", str(path), "-m", str(model), "--words", "whitespace", "--mask-by", "words", *window,
+               "--level", "word", "--base", "2", "--surprisal", "-o", str(scores), "-q", "--force")  # fmt: skip
     assert done.returncode == 0, done.stderr
     return pd.read_csv(scores, keep_default_na=False)
 
@@ -175,6 +176,43 @@ def test_surprisal_is_the_score_command(ns_run, label, model):
     words = _words(out)
     texts = [" ".join(g["word"]) for _, g in words.groupby("text_key", sort=False)]
     _check_equal(words, label, _score_command(tmp, model, texts, label))
+
+
+def _whole_word_chain(words: list[str]) -> list[float]:
+    """Each displayed word's word-l2r surprisal (bits) with the whole word masked, by transformers alone: token j
+    of a word is read with itself and the word's later tokens masked, everything else visible."""
+    import torch
+    from transformers import AutoModelForMaskedLM, AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(TINY_BERT)
+    model = AutoModelForMaskedLM.from_pretrained(TINY_BERT).eval()
+    enc = tok(" ".join(words), return_offsets_mapping=True)
+    ids, offsets = torch.tensor(enc["input_ids"]), enc["offset_mapping"]
+    out, start = [], 0
+    for w in words:
+        pos = [i for i, (s, e) in enumerate(offsets) if e > s and start <= s < start + len(w)]
+        total = 0.0
+        for j, p in enumerate(pos):
+            masked = ids.clone()
+            masked[pos[j:]] = tok.mask_token_id
+            with torch.no_grad():
+                total += torch.log_softmax(model(masked[None]).logits[0, p].double(), -1)[ids[p]].item()
+        out.append(-total / math.log(2))
+        start += len(w) + 1
+    return out
+
+
+def test_a_masked_lm_masks_each_displayed_word_whole():
+    from pllscore.eval.reading_times.surprisal import word_surprisals
+
+    words = ["I", "don't", "know", "NASA's", "plan."]  # BERT reads don ' t, NASA ' s, plan .
+    want = _whole_word_chain(words)
+    scorer = pllscore.load(TINY_BERT, device="cpu")
+    (got,) = word_surprisals(scorer, [" ".join(words)], [words])
+    np.testing.assert_allclose(got, want, atol=1e-4, rtol=0)
+    (by_tokenizer,) = word_surprisals(scorer, [" ".join(words)], [words], mask_by="tokenizer")
+    assert by_tokenizer[1] < want[1] - 1  # the tokenizer's words: "don" read with "'" and "t" visible
+    assert by_tokenizer[0] == pytest.approx(want[0], abs=1e-4)  # a one-token word is the same either way
 
 
 def test_encoder_decoder_surprisal_is_the_score_command(tmp_path):

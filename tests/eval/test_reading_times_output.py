@@ -90,6 +90,20 @@ def test_a_failing_write_leaves_the_folder_as_it_was(tmp_path):
     assert [p.name for p in tmp_path.iterdir()] == ["out"]
 
 
+def test_logical_columns_are_written_as_r_pandas_and_spreadsheets_read_them(tmp_path):
+    """``True``/``False`` stay text in R's read.csv; ``TRUE``/``FALSE`` are logical in R, pandas and spreadsheets
+    (R itself reads them in tests/test_r.py)."""
+    frame = pd.DataFrame({"rt": [1.0, 2.0], "rt_included": [True, False], "word": ["True", "no"]})
+    frame["maybe"] = pd.array([None, True], dtype="boolean")
+    out = tmp_path / "out"
+    write_output(out, {"words.csv": frame}, {"kind": "reading-times"}, [])
+    text = (out / "words.csv").read_text()
+    assert text == "rt,rt_included,word,maybe\n1.0,TRUE,True,\n2.0,FALSE,no,TRUE\n"
+    back = pd.read_csv(out / "words.csv", keep_default_na=False, na_values=[""], dtype={"word": str})
+    assert back["rt_included"].dtype == bool and back["rt_included"].tolist() == [True, False]
+    assert back["word"].tolist() == ["True", "no"]  # a text column is never rewritten
+
+
 # --- the kept surprisals ---------------------------------------------------------------------------------------------
 
 

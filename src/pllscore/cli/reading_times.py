@@ -14,16 +14,17 @@ from typing import Annotated
 import typer
 
 from pllscore.cli.options import Progress, Quiet, output_option, progress_of, with_settings
-from pllscore.settings import ModelSettings, RunSettings, TableSettings
+from pllscore.settings import ModelSettings, RunSettings, TableSettings, TextSettings
 
 __all__ = ["reading_times_command"]
 
 _FIELDS = (
     *("device", "dtype", "max_tokens", "compile", "share_prefixes", "eos", "cache"),
-    *("autocast", "device_map", "max_memory", "offload_folder", "force", "allow_gaps"),
+    *("autocast", "device_map", "max_memory", "offload_folder", "force", "allow_gaps", "mask_by"),
 )
 _OVERRIDES = {
     "force": {"help": "Replace the earlier reading-times run in --output (none of its files survives)."},
+    "mask_by": {"default": "words", "help": "Masked LMs: mask each displayed word whole (default) or by tokenizer."},
 }
 
 Models = Annotated[
@@ -62,6 +63,7 @@ def reading_times_command(
     model: ModelSettings = None,  # type: ignore[assignment]
     run: RunSettings = None,  # type: ignore[assignment]
     table: TableSettings = None,  # type: ignore[assignment]
+    text: TextSettings = None,  # type: ignore[assignment]
 ) -> None:
     """Psychometric predictive power: ΔLL per word of each model's surprisal over length and frequency."""
     from pllscore.errors import InputError
@@ -75,7 +77,7 @@ def reading_times_command(
             data, model_names, output=output, measures=measure, text_column=text_column,
             position_column=position_column, word_column=word_column, subject_column=subject_column,
             aggregate=aggregate, spillover=spillover, value_range=value_range, frequency=frequency, metric=metric,
-            bow=bow, progress=progress_of(quiet, progress), model=model, force=run.force,
+            bow=bow, mask_by=text.mask_by, progress=progress_of(quiet, progress), model=model, force=run.force,
             allow_gaps=table.allow_gaps,
         )  # fmt: skip
     # --quiet: errors only, and the fit lines on stdout when they go nowhere else

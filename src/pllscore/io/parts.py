@@ -24,6 +24,7 @@ __all__ = [
     "batches_name",
     "commit_file",
     "join_parts",
+    "logicals_as_text",
     "meta_path",
     "part_index",
     "part_name",
@@ -66,17 +67,34 @@ def part_index(part: Path) -> int:
 
 
 def serialize(frame: Any, fmt: str, header: bool) -> str:
-    """``frame`` as csv, tsv or jsonl text (``header``: whether csv/tsv starts with the header line)."""
+    """``frame`` as csv, tsv or jsonl text (``header``: whether csv/tsv starts with the header line).
+
+    In csv and tsv a logical cell is ``TRUE`` or ``FALSE`` (a missing one empty): what R's ``read.csv``,
+    pandas' ``read_csv`` and spreadsheets all read as logical (R keeps pandas' ``True`` as text)."""
     if fmt == "csv":
-        return str(frame.to_csv(index=False, header=header, lineterminator="\n"))
+        return str(logicals_as_text(frame).to_csv(index=False, header=header, lineterminator="\n"))
     if fmt == "tsv":  # cells as they are: TSV has no quoting (see pllscore.io.delimited)
-        return tsv_text(frame, header)
+        return tsv_text(logicals_as_text(frame), header)
     if fmt == "jsonl":
         return "".join(
             json.dumps(r, ensure_ascii=False, allow_nan=False, separators=(",", ":")) + "\n"
             for r in _json_records(frame)
         )
     raise ValueError(fmt)
+
+
+def logicals_as_text(frame: Any) -> Any:
+    """``frame`` with its logical columns (bool, or pandas' nullable boolean) as ``TRUE``/``FALSE`` text, missing
+    cells empty; ``frame`` itself when it has none."""
+    from pandas.api.types import is_bool_dtype
+
+    logical = [c for c in frame.columns if is_bool_dtype(frame[c].dtype)]
+    if not logical:
+        return frame
+    out = frame.copy()
+    for c in logical:
+        out[c] = frame[c].map({True: "TRUE", False: "FALSE"}).astype(object).where(frame[c].notna(), None)
+    return out
 
 
 def _json_records(frame: Any) -> list[dict[str, Any]]:

@@ -118,14 +118,15 @@ def load(model: Any, settings: ModelSettings) -> Any:
 
 @dataclass(frozen=True)
 class SurprisalOptions:
-    """How every model's surprisals are taken: loaded with ``settings``, scored under ``metric`` (masked LMs)
-    and ``bow``, and kept in ``output`` (None: not kept)."""
+    """How every model's surprisals are taken: loaded with ``settings``, scored under ``metric`` and ``mask_by``
+    (masked LMs) and ``bow``, and kept in ``output`` (None: not kept)."""
 
     settings: ModelSettings
     metric: str | None
     bow: bool
     progress: bool | None
     output: Path | None
+    mask_by: str = "words"
 
 
 def _identity(model: Any, settings: ModelSettings) -> dict[str, Any]:
@@ -139,15 +140,17 @@ def _identity(model: Any, settings: ModelSettings) -> dict[str, Any]:
     return {"name": str(getattr(model, "name", model)), "fingerprint": None}  # a stand-in scorer (tests)
 
 
-def _record(scorer: Any, label: str, identity: dict[str, Any], metric: str | None) -> dict[str, Any]:
+def _record(scorer: Any, label: str, identity: dict[str, Any], options: SurprisalOptions) -> dict[str, Any]:
     """The model as ``meta.json`` records it: label, name, revision, kind, fingerprint, the metric it was scored
-    by (masked LMs) and how a text too long for it was read (``long``: window, or error)."""
+    by and what its masks followed (masked LMs) and how a text too long for it was read (``long``: window, or
+    error)."""
     from pllscore.io.provenance import model_record
 
     own = model_record(scorer) if hasattr(scorer, "model") else {"name": getattr(scorer, "name", label)}
-    used = (scorer.metric[0] if metric is None else metric) if getattr(scorer, "kind", None) == "masked" else None
+    masked = getattr(scorer, "kind", None) == "masked"
+    used = (scorer.metric[0] if options.metric is None else options.metric) if masked else None
     return {"label": label, **own, "fingerprint": identity.get("fingerprint"), "metric": used,
-            "long": long_mode(scorer)}  # fmt: skip
+            "mask_by": options.mask_by if masked else None, "long": long_mode(scorer)}  # fmt: skip
 
 
 def model_surprisals(
@@ -163,7 +166,7 @@ def model_surprisals(
     per_text = [list(g["word"]) for _, g in words.groupby("text", sort=False)]
     texts = [str(t) for t in dict.fromkeys(words["text"])]
     numbers = {k: v for k, v in options.settings.record().items() if k != "model"}
-    numbers.update(metric=options.metric, bow=options.bow)
+    numbers.update(metric=options.metric, bow=options.bow, mask_by=options.mask_by)
     columns: list[Any] = []
     records: list[dict[str, Any]] = []
     try:
@@ -185,8 +188,9 @@ def model_surprisals(
                     bow=options.bow,
                     progress=options.progress,
                     label=label,
+                    mask_by=options.mask_by,
                 )
-            record = _record(scorer, label, identity, options.metric)
+            record = _record(scorer, label, identity, options)
             del scorer
             if key:
                 keep(options.output, label, key, record, values)

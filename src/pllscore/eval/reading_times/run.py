@@ -38,6 +38,7 @@ from pllscore.eval.reading_times.predictors import (
     word_rules,
 )
 from pllscore.eval.reading_times.table import WordTable, read_word_table
+from pllscore.plan.words import check_mask_by
 from pllscore.results.columns import included_column, score_column_name
 from pllscore.settings import ModelSettings
 
@@ -61,13 +62,17 @@ class SmallDataWarning(UserWarning):
 class ReadingTimesResult:
     """``words``: the rows of ``words.csv`` (one per input word, or per word and reader); ``fits``: the rows of
     ``fits.csv`` (one per model and measure); ``labels``: the models' labels in the order given; ``caution``:
-    one line when the data are too small for the estimate to mean much (also a :class:`SmallDataWarning`)."""
+    one line when the data are too small for the estimate to mean much (also a :class:`SmallDataWarning`);
+    ``input_rows``: the input row (0-based, in the table as given) of each row of ``words``, which come sorted
+    (texts in first-appearance order, words by position): ``words`` in input order is
+    ``words.iloc[numpy.argsort(input_rows)]`` (with ``aggregate``, one row per word: the first reader's row)."""
 
     output: Path | None
     words: Any
     fits: Any
     labels: tuple[str, ...]
     caution: str | None = None
+    input_rows: tuple[int, ...] = ()
 
     def lines(self) -> list[str]:
         """One line per model and measure, as the command prints them."""
@@ -82,10 +87,10 @@ def _per_reader(table: WordTable, aggregate: bool) -> WordTable:
     """With ``aggregate``, one row per word: each measure's mean over the readers who have it."""
     if not table.subject or not aggregate:
         return table
-    frame = table.frame.groupby(["text", "position"], sort=False, as_index=False).agg(
-        {"word": "first", **{m: "mean" for m in table.measures}}
-    )
-    return WordTable(frame, table.measures, table.texts, False, table.source)
+    grouped = table.frame.assign(_row=table.rows).groupby(["text", "position"], sort=False, as_index=False)
+    frame = grouped.agg({"word": "first", "_row": "first", **{m: "mean" for m in table.measures}})
+    rows = tuple(int(r) for r in frame.pop("_row"))
+    return WordTable(frame, table.measures, table.texts, False, table.source, rows)
 
 
 def reading_times(
@@ -104,6 +109,7 @@ def reading_times(
     frequency: str = DEFAULT_FREQUENCY,
     metric: str | None = None,
     bow: bool = False,
+    mask_by: str = "words",
     progress: bool | None = None,
     model: ModelSettings | None = None,
     force: bool = False,
@@ -127,6 +133,8 @@ def reading_times(
         value_range: ``(lo, hi)`` in ms (default 100 to 3000): rows outside are not fitted; None: no range.
         frequency: ``"wordfreq:LANG"`` (default English) or a CSV/TSV file with ``word`` and ``count``.
         metric: a masked LM's PLL metric (default word-l2r).
+        mask_by: what a masked LM's word-l2r and whole-word mask: ``"words"`` (default: each displayed word
+            whole, ``don't`` without its own pieces visible) or ``"tokenizer"`` (the tokenizer's words).
         bow: the BOW correction of word probabilities (``word_prob="bow"``); progress: a bar on stderr (None:
             only when stderr is a terminal).
         model: how named models are loaded (:class:`~pllscore.settings.ModelSettings`); masked and causal LMs
@@ -139,8 +147,7 @@ def reading_times(
     """
     given = _given(models)
     metric = _one_metric(metric)
-    spill = check_spillover(spillover)
-    bounds = check_range(value_range)
+    spill, bounds = check_spillover(spillover), check_range(value_range)
     freq = Frequency(frequency)
     columns_of = dict(text_column=text_column, position_column=position_column, word_column=word_column)
     chosen = [measures] if isinstance(measures, str) else measures
@@ -151,7 +158,7 @@ def reading_times(
     fold_of, labels, out_dir = folds(table.texts), model_labels(given), check_output(output, force)
     words = word_predictors(table.words(), freq)
     settings = model or ModelSettings()
-    options = SurprisalOptions(settings, metric, bow, progress, out_dir)
+    options = SurprisalOptions(settings, metric, bow, progress, out_dir, check_mask_by(mask_by))
     names = surprisal_columns(labels)  # refused before any model loads when two labels share a column
     columns, records = model_surprisals(given, labels, words, options)
     words = words.assign(**dict(zip(names, columns)))
@@ -160,12 +167,12 @@ def reading_times(
     if out_dir is not None:
         meta = _meta(table, records, {
             "measures": list(table.measures), "spillover": spill, "range": list(bounds) if bounds else None,
-            "frequency": str(frequency), "metric": metric, "bow": bow, "subject_column": subject_column,
-            "aggregate": aggregate, "allow_gaps": allow_gaps,
+            "frequency": str(frequency), "metric": metric, "mask_by": options.mask_by, "bow": bow,
+            "subject_column": subject_column, "aggregate": aggregate, "allow_gaps": allow_gaps,
             "model": {k: v for k, v in settings.record().items() if k not in ("model", "long")},
         })  # fmt: skip
         write_output(out_dir, {"words.csv": rows, "fits.csv": fits}, meta, labels)
-    return ReadingTimesResult(out_dir, rows, fits, tuple(labels), caution)
+    return ReadingTimesResult(out_dir, rows, fits, tuple(labels), caution, table.rows)
 
 
 def _given(models: Any | Sequence[Any]) -> list[Any]:

@@ -1,8 +1,10 @@
-"""Each word's surprisal (bits) from a scorer: the numbers of ``pllscore score --words whitespace --long window
---level word --base 2 --surprisal`` for each text, its words joined by single spaces.
+"""Each word's surprisal (bits) from a scorer: the numbers of ``pllscore score --words whitespace --mask-by words
+--long window --level word --base 2 --surprisal`` for each text, its words joined by single spaces.
 
 A text is scored as one text through :meth:`pllscore.Scorer.score` (``words="whitespace"``,
-``long="window"``): a causal LM after BOS, a masked LM under its metric (word-l2r by default), an
+``long="window"``): a causal LM after BOS, a masked LM under its metric (word-l2r by default) with each
+displayed word masked whole (``mask_by="words"``: ``don't`` is not read with its own pieces visible;
+``mask_by="tokenizer"`` masks the tokenizer's words, as Kauf & Ivanova define word-l2r), an
 encoder-decoder LM given the empty source and without windows, which encoder-decoder LMs do not take
 (``pllscore score`` without ``--long window``). ``word_prob="bow"`` applies the BOW correction. Nothing
 is scored here: the scorer's word results are read in the same unit the score command writes them.
@@ -29,6 +31,7 @@ def word_surprisals(
     bow: bool = False,
     progress: bool | None = None,
     label: str | None = None,
+    mask_by: str = "words",
 ) -> list[Any]:
     """Per text, the surprisal in bits of each of its ``words`` (the text is the words joined by single spaces).
 
@@ -40,8 +43,10 @@ def word_surprisals(
     options: dict[str, Any] = {"words": "whitespace", "progress": progress}
     if scorer.kind != "seq2seq":  # an encoder-decoder LM reads its whole text (no windows; too long: an error)
         options["long"] = "window"
-    if scorer.kind == "masked" and metric is not None:
-        options["metric"] = metric
+    if scorer.kind == "masked":
+        options["mask_by"] = mask_by
+        if metric is not None:
+            options["metric"] = metric
     elif metric is not None and metric not in ("causal", scorer.kind):
         raise InputError(f"{scorer.name!r} is a {scorer.kind} LM, scored by its log-likelihood; drop --metric")
     if bow:

@@ -38,13 +38,15 @@ PathLike = str | os.PathLike[str]
 class WordTable:
     """The checked rows: ``frame`` has the columns ``text`` (str), ``position`` (a number), ``word`` (str),
     the ``measures`` (float, NaN where missing) and ``subject`` (str) when there are readers; sorted.
-    ``texts``: the text ids in input order; ``source``: what was read."""
+    ``texts``: the text ids in input order; ``source``: what was read; ``rows``: the input row (0-based) of
+    each row of ``frame`` (readers' rows averaged into one: the first reader's)."""
 
     frame: Any
     measures: tuple[str, ...]
     texts: tuple[str, ...]
     subject: bool
     source: str
+    rows: tuple[int, ...] = ()
 
     def words(self) -> Any:
         """One row per displayed word (``text``, ``position``, ``word``), in order: the readers' rows merged."""
@@ -309,4 +311,5 @@ def _checked(frame: Any, measures: tuple[str, ...], order: list[str] | None, sub
         srank = {s: i for i, s in enumerate(dict.fromkeys(frame["subject"]))}
         frame = frame.assign(_s=frame["subject"].map(srank))
     frame = frame.sort_values(order_cols, kind="stable").drop(columns=[c for c in ("_t", "_s") if c in frame])
-    return WordTable(frame.reset_index(drop=True), measures, tuple(texts), subject, source)
+    rows = tuple(int(i) for i in frame.index)  # the frame was made with one row per input row, in input order
+    return WordTable(frame.reset_index(drop=True), measures, tuple(texts), subject, source, rows)
