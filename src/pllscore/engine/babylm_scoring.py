@@ -1,0 +1,114 @@
+"""The BabyLM sentence tasks' reads through a model: batched, each distinct read once, every temperature.
+
+In: :class:`~pllscore.plan.babylm_reads.Read` s (an input, an optional decoder input, positions and the
+target token read at each) and temperatures. Out: per read a float32 array (temperatures x positions) of
+``log_softmax(logits / T)[target]``, as the official pipeline computes it (logits divided by the Python
+float ``T``, in float32). Reads of like lengths are padded together (right padding, attention mask);
+only the read positions go through the LM head where the model splits into body and head.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from pllscore.engine.executor import full_float32
+from pllscore.engine.heads import split_causal_lm, split_masked_lm
+from pllscore.engine.placement import input_device
+from pllscore.plan.babylm_reads import Read
+from pllscore.plan.batching import pack
+
+__all__ = ["read_all", "temperature_range"]
+
+# logits held at once while reading, in elements (128 MiB of float32)
+_MAX_LOGITS = 1 << 25
+
+
+def temperature_range(minimum: float = 1.0, maximum: float | None = None, interval: float = 0.05) -> list[float]:
+    """The official pipeline's temperatures: ``minimum`` alone, or ``torch.arange(minimum, maximum +
+    interval, interval)`` in float32, clamped at 1e-6 (so ``1.05`` is the float32 nearest it)."""
+    if maximum is None:
+        return (torch.ones(1) * minimum).tolist()
+    return torch.arange(minimum, maximum + interval, interval).clamp(min=1e-6).tolist()
+
+
+def _hidden_and_head(model: Any, kind: str) -> tuple[Callable[..., torch.Tensor], Callable[[torch.Tensor], Any]]:
+    """(inputs -> per-position outputs, outputs at the read rows -> logits) for ``model``."""
+    split = split_causal_lm(model) if kind == "causal" else split_masked_lm(model) if kind == "masked" else None
+    if split is None:
+        return (lambda **inputs: model(**inputs).logits), (lambda rows: rows)
+    body, head = split
+    return (lambda **inputs: body(**inputs)[0]), head
+
+
+def _padded(rows: Sequence[tuple[int, ...]], pad: int, device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
+    width = max(len(r) for r in rows)
+    ids = torch.full((len(rows), width), pad, dtype=torch.long)
+    mask = torch.zeros((len(rows), width), dtype=torch.long)
+    for i, r in enumerate(rows):
+        ids[i, : len(r)] = torch.tensor(r, dtype=torch.long)
+        mask[i, : len(r)] = 1
+    return ids.to(device), mask.to(device)
+
+
+def _run_batch(
+    model: Any, reads: Sequence[Read], kind: str, temperatures: Sequence[float], pad: int
+) -> list[np.ndarray]:
+    device = input_device(model)
+    forward, head = _hidden_and_head(model, kind)
+    ids, mask = _padded([r.ids for r in reads], pad, device)
+    inputs = {"input_ids": ids, "attention_mask": mask}
+    if kind == "seq2seq":
+        dec, dec_mask = _padded([r.decoder or () for r in reads], pad, device)
+        inputs.update(decoder_input_ids=dec, decoder_attention_mask=dec_mask)
+    hidden = forward(**inputs)
+    rows = torch.tensor([i for i, r in enumerate(reads) for _ in r.at], dtype=torch.long, device=device)
+    at = torch.tensor([p for r in reads for p in r.at], dtype=torch.long, device=device)
+    targets = torch.tensor([t for r in reads for t in r.targets], dtype=torch.long, device=device)
+    picked = hidden[rows, at]
+    out = torch.empty((len(temperatures), len(at)), dtype=torch.float32)
+    vocab = int(getattr(model.config, "vocab_size", 0) or 1)
+    step = max(1, _MAX_LOGITS // vocab)
+    for start in range(0, len(at), step):
+        logits = head(picked[start : start + step]).float()
+        want = targets[start : start + step].unsqueeze(-1)
+        for j, t in enumerate(temperatures):
+            out[j, start : start + step] = F.log_softmax(logits / t, dim=-1).gather(-1, want).squeeze(-1).cpu()
+    values = out.numpy()
+    bounds = np.cumsum([0] + [len(r.at) for r in reads])
+    return [values[:, bounds[i] : bounds[i + 1]] for i in range(len(reads))]
+
+
+def read_all(
+    model: Any,
+    reads: Sequence[Read],
+    temperatures: Sequence[float],
+    *,
+    kind: str,
+    pad_token_id: int,
+    max_tokens: int = 8192,
+    max_rows: int = 64,
+    progress: Callable[[int], None] | None = None,
+) -> list[np.ndarray]:
+    """Per read, ``(len(temperatures), len(read.at))`` float32 log-probabilities (``kind``: ``"causal"``,
+    ``"masked"`` or ``"seq2seq"``). Batches hold at most ``max_rows`` reads and ``max_tokens`` padded
+    tokens; ``progress`` is told how many reads each batch finished."""
+    out: list[np.ndarray] = [np.empty((len(temperatures), 0), dtype=np.float32)] * len(reads)
+    lengths = [r.length for r in reads]
+    todo = [i for i, r in enumerate(reads) if r.at]
+    batches = pack([lengths[i] for i in todo], max_tokens) if todo else []
+    with torch.inference_mode(), full_float32():
+        for batch in batches:
+            for start in range(0, len(batch), max_rows):
+                chunk = [todo[int(k)] for k in batch[start : start + max_rows]]
+                for i, values in zip(
+                    chunk, _run_batch(model, [reads[i] for i in chunk], kind, temperatures, pad_token_id)
+                ):
+                    out[i] = values
+                if progress is not None:
+                    progress(len(chunk))
+    return out
