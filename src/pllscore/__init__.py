@@ -25,6 +25,7 @@ __all__ = [
     "Interrupted",
     "METRICS",
     "MaskedScorer",
+    "MntpScorer",
     "ModelError",
     "NonFiniteError",
     "PllscoreError",
@@ -53,6 +54,7 @@ __all__ = [
 _LAZY = {
     "CausalScorer": "pllscore.scoring.causal",
     "MaskedScorer": "pllscore.scoring.masked",
+    "MntpScorer": "pllscore.scoring.mntp",
     "Scorer": "pllscore.scoring.base",
     "Seq2SeqScorer": "pllscore.scoring.seq2seq",
     "load": "pllscore.scoring.api",
@@ -81,6 +83,7 @@ if TYPE_CHECKING:
     from pllscore.scoring.base import Scorer
     from pllscore.scoring.causal import CausalScorer
     from pllscore.scoring.masked import MaskedScorer
+    from pllscore.scoring.mntp import MntpScorer
     from pllscore.scoring.seq2seq import Seq2SeqScorer
 
 

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from pllscore.errors import InputError
 
-__all__ = ["DEFAULT_METRIC", "METRICS", "resolve_metrics"]
+__all__ = ["DEFAULT_METRIC", "METRICS", "PLL_KINDS", "resolve_metrics"]
 
 #: name -> one-line description (the rule for target token t in word w)
 METRICS: dict[str, str] = {
@@ -23,6 +23,9 @@ METRICS: dict[str, str] = {
     "sentence-l2r": "mask t and every position to its right, closing special token included",
 }
 DEFAULT_METRIC = "word-l2r"
+
+#: the model kinds these metrics score: a masked LM, read at the masked position or one before it (MNTP)
+PLL_KINDS: tuple[str, ...] = ("masked", "mntp")
 
 # Spellings used by minicons and the paper's code, accepted so their users need not translate.
 _ALIASES = {

@@ -28,18 +28,10 @@ from typing import Any
 import torch
 
 from pllscore.engine.gguf_reader import shared_parses
-from pllscore.engine.models import (
-    MASKED_KINDS,
-    Kind,
-    Loaded,
-    detect_kind,
-    dtype_keyword,
-    float32_weights,
-    missing_weights,
-    one_line,
-)
+from pllscore.engine.models import Kind, Loaded, detect_kind, dtype_keyword, float32_weights, missing_weights, one_line
 from pllscore.engine.tokenizing import check_token_types
 from pllscore.errors import ModelError
+from pllscore.metrics import PLL_KINDS
 
 __all__ = ["GGUF_EXTRA", "convert", "find_gguf", "is_gguf_file", "load_gguf"]
 
@@ -275,7 +267,7 @@ def _kind_of(config: Any, file: str, kind: Kind | None) -> tuple[Kind, str]:
     arch = getattr(config, "model_type", None) or type(config).__name__
     detected = detect_kind(config)
     chosen: Kind = "seq2seq" if detected == "seq2seq" else "causal"
-    if detected == "masked" or kind in MASKED_KINDS:
+    if detected == "masked" or kind in PLL_KINDS:
         raise ModelError(
             f"{file!r} ({arch}) is read from GGUF as a {chosen} LM; pllscore scores GGUF models by their "
             f"log-likelihood only: load it with kind={chosen!r} or leave kind out"

@@ -20,12 +20,8 @@ Kind = Literal["masked", "causal", "seq2seq", "mntp"]
 #: (GPT-BERT) trained it: a masked token is read from the output one position before it
 KINDS: tuple[str, ...] = ("masked", "causal", "seq2seq", "mntp")
 
-#: the kinds scored by the PLL metrics (a masked LM read either way)
-MASKED_KINDS: tuple[str, ...] = ("masked", "mntp")
-
 __all__ = [
     "KINDS",
-    "MASKED_KINDS",
     "Kind",
     "Loaded",
     "check_available",

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from pllscore.errors import InputError
+from pllscore.metrics import PLL_KINDS
 from pllscore.settings import ModelSettings, TableSettings, TextSettings, gather
 
 __all__ = ["EVAL_FIELDS", "EvalSettings", "load_scorers"]
@@ -126,7 +127,7 @@ class EvalSettings:
         the convention."""
         from pllscore.jobs.table import ScoreOptions
 
-        text = self.text if scorer.kind == "masked" else self.text.replace(metrics=None)
+        text = self.text if scorer.kind in PLL_KINDS else self.text.replace(metrics=None)
         # a scorer given loaded keeps its own mode for over-long texts
         long = getattr(scorer, "long", None) or self.model.long
         return ScoreOptions.from_settings(text, self.table, long=long).prepare(scorer)

@@ -41,7 +41,7 @@ from lm_eval.api.registry import register_model
 
 from pllscore.errors import InputError, ModelError
 from pllscore.integrations import lm_eval_tasks
-from pllscore.metrics import DEFAULT_METRIC, resolve_metrics
+from pllscore.metrics import DEFAULT_METRIC, PLL_KINDS, resolve_metrics
 from pllscore.scoring.encoding import NoTokensError
 
 __all__ = ["PllscoreLM"]
@@ -125,8 +125,8 @@ class PllscoreLM(LM):
         kind = {"causal": "a causal LM", "seq2seq": "an encoder-decoder LM"}.get(self.scorer.kind)
         if kind is not None and metric != DEFAULT_METRIC:
             raise InputError(f"metric={metric} is a masked-LM (PLL) metric; {self.scorer.name!r} is {kind}")
-        self.metric = resolve_metrics(metric)[0] if self.scorer.kind == "masked" else None
-        if self.scorer.kind == "masked" and len(resolve_metrics(metric)) != 1:
+        self.metric = resolve_metrics(metric)[0] if self.scorer.kind in PLL_KINDS else None
+        if self.scorer.kind in PLL_KINDS and len(resolve_metrics(metric)) != 1:
             raise InputError(f"metric={metric}: lm-eval takes one PLL metric per run")
         self.greedy = _flag("greedy", greedy)
         # a request is a row of (context, continuation), read as lm-eval reads it: the continuation after the

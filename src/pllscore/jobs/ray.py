@@ -164,7 +164,7 @@ def _settings_record(job: JobSettings, files: list[str], options: Any) -> dict[s
     from pllscore.io.provenance import content_fingerprint, named_model_identity
 
     name = job.model.model
-    kind = kind_from_model_name(name)
+    kind = job.model.kind or kind_from_model_name(name)  # a kind given (mntp) is the one the actors load
     asked = options.check_kind(kind, name)
     chosen = [kind] if kind in ("causal", "seq2seq") else list(job.text.metrics or (DEFAULT_METRIC,))
     norms = options.norms(options.table.unigram or options.table.unigram_corpus)

@@ -16,6 +16,7 @@ from typing import Any
 
 from pllscore.errors import InputError, InputTooLongError, NonFiniteError
 from pllscore.io.readers import InputTable
+from pllscore.metrics import PLL_KINDS
 from pllscore.settings import TableSettings, TextSettings
 
 __all__ = ["KEEP_TOKENS", "Prepared", "ScoreOptions", "TableJob", "check_metric_option", "output_rows"]
@@ -91,7 +92,7 @@ class ScoreOptions:
         from pllscore.results.unigram import load_unigram
 
         asked = self.check_kind(scorer.kind, scorer.name)
-        if scorer.kind != "masked":  # one score, named after the kind ("causal", "seq2seq")
+        if scorer.kind not in PLL_KINDS:  # one score, named after the kind ("causal", "seq2seq")
             metrics: tuple[str, ...] = (scorer.kind,)
         else:
             given = self.text.metrics
@@ -191,7 +192,7 @@ class TableJob:
         the scorer's own bar over these rows (off by default: a file run draws its own, which the engine's batches
         move through :func:`pllscore.engine.progress.reporting`)."""
         p, o = self.prepared, self.prepared.options
-        kwargs: dict[str, Any] = {"metric": list(p.metrics)} if p.scorer.kind == "masked" else {}
+        kwargs: dict[str, Any] = {"metric": list(p.metrics)} if p.scorer.kind in PLL_KINDS else {}
         if p.asked:
             kwargs.update(outputs=p.outputs, word_prob=o.text.word_prob)
         if self._kept is not None and hi <= len(self._kept):

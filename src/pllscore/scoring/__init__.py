@@ -3,6 +3,7 @@
 :mod:`~pllscore.scoring.base`: :class:`Scorer`, the one scoring path (:meth:`Scorer.encode`,
 :meth:`Scorer.check`, :meth:`Scorer.score`) and the hooks a model kind fills.
 :mod:`~pllscore.scoring.masked`: :class:`MaskedScorer` (pseudo-log-likelihoods).
+:mod:`~pllscore.scoring.mntp`: :class:`MntpScorer` (a masked LM read as masked next-token prediction trained it).
 :mod:`~pllscore.scoring.causal`: :class:`CausalScorer` (log-likelihoods).
 :mod:`~pllscore.scoring.seq2seq`: :class:`Seq2SeqScorer` (encoder-decoder: log P(text | source)).
 :mod:`~pllscore.scoring.api`: :func:`load`, :func:`as_scorer`, :func:`score`, :func:`predict`.
@@ -26,6 +27,7 @@ __all__ = [
     "CausalScorer",
     "Encodings",
     "MaskedScorer",
+    "MntpScorer",
     "Scorer",
     "Seq2SeqScorer",
     "as_scorer",
@@ -38,6 +40,7 @@ __all__ = [
 _HOMES = {
     "base": ("Scorer",),
     "masked": ("MaskedScorer",),
+    "mntp": ("MntpScorer",),
     "causal": ("CausalScorer",),
     "seq2seq": ("Seq2SeqScorer",),
     "encoding": ("Encodings",),
@@ -50,6 +53,7 @@ if TYPE_CHECKING:
     from pllscore.scoring.causal import CausalScorer
     from pllscore.scoring.encoding import Encodings
     from pllscore.scoring.masked import MaskedScorer
+    from pllscore.scoring.mntp import MntpScorer
     from pllscore.scoring.seq2seq import Seq2SeqScorer
 
 

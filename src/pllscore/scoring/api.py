@@ -9,6 +9,7 @@ from typing import Any
 import torch
 
 from pllscore.engine.loading import Kind, load_pretrained
+from pllscore.engine.models import model_kind
 from pllscore.engine.placement import placement_record
 from pllscore.errors import ModelError
 from pllscore.metrics import DEFAULT_METRIC
@@ -119,9 +120,13 @@ def as_scorer(
     """A scorer from a Hub name or a folder (loaded with ``load_kwargs``), or a scorer given as is.
 
     With ``kind``, a scorer of the other kind is refused: "<name> is a causal LM; <role> needs a
-    masked LM".
+    masked LM". A name is loaded as ``kind`` where that kind reads a model of another kind (``mntp``:
+    a masked LM), else as its config says.
     """
-    scorer = load(model, **load_kwargs) if isinstance(model, (str, os.PathLike)) else model
+    scorer = model
+    if isinstance(model, (str, os.PathLike)):
+        reading = kind if kind is not None and model_kind(kind) != kind else None
+        scorer = load(model, kind=reading, **load_kwargs)
     if kind is not None and scorer.kind != kind:
         raise ModelError(f"{scorer.name!r} is a {scorer.kind} LM; {role} needs a {kind} LM")
     return scorer  # type: ignore[no-any-return]

@@ -32,7 +32,8 @@ class MntpScorer(MaskedScorer):
 
     def __init__(self, model: Any, tokenizer: Any, **kwargs: Any) -> None:
         super().__init__(model, tokenizer, **kwargs)
-        self._prefix = self._start_token()
+        #: the token put before a text (None: the tokenizer puts its own there)
+        self.prefix = self._start_token()
 
     def _start_token(self) -> int | None:
         """The token put before a text so that its first token has a position to be read from: None when the
@@ -51,4 +52,4 @@ class MntpScorer(MaskedScorer):
         return start  # type: ignore[no-any-return]
 
     def _encoding(self) -> tuple[bool, int | None]:
-        return True, self._prefix
+        return True, self.prefix

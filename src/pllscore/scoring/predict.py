@@ -69,7 +69,7 @@ class Predicting:
             One :class:`~pllscore.results.predictions.Prediction` per text.
         """
         scorer: Any = self
-        if scorer.kind not in ("masked", "causal"):
+        if scorer.kind not in ("masked", "mntp", "causal"):
             raise InputError(
                 "predictions take a masked or a causal LM; an encoder-decoder LM's next word depends on its "
                 "source, which predict does not take: score the candidates with score(..., source=...)"

@@ -3,7 +3,8 @@ and the round trip that decides whether a word found is one.
 
 A masked LM reads a word of n tokens as the text with n masks at the slot, the word's first
 tokens filled left to right (the ``word-l2r`` chain: what ``score(filled, metric="word-l2r",
-spans=[slot])`` gives the word). A causal LM reads the context (after its BOS) and the word's
+spans=[slot])`` gives the word), each read at the first mask still open (an MNTP reading,
+:mod:`pllscore.scoring.mntp`: one position before it). A causal LM reads the context (after its BOS) and the word's
 first tokens, and the word's probability includes that the next token ends it (``word_prob="bow"``).
 The ids around a slot come from encoding the text with a probe word in it, as ``score`` encodes;
 a word is kept only if the filled text, encoded the same way, gives exactly those ids around its
@@ -80,6 +81,11 @@ class Sites:
         return self.scorer.kind == "causal"
 
     @property
+    def offset(self) -> int:
+        """How far before a masked token its distribution is read (an MNTP reading: 1)."""
+        return int(getattr(self.scorer, "read_offset", 0))
+
+    @property
     def sep(self) -> str:
         """What goes between the text before a slot and the word (a causal LM's context is stripped)."""
         return " " if self.causal else ""
@@ -116,7 +122,7 @@ class Sites:
             return Read(ids, len(ids) - 1, request.allowed, request.top, end=request.end)
         mask = self.scorer.tokenizer.mask_token_id
         ids = (*left, *prefix, *([mask] * (request.length - len(prefix))), *self.right[request.text])
-        return Read(ids, len(left) + len(prefix), request.allowed, request.top)
+        return Read(ids, len(left) + len(prefix) - self.offset, request.allowed, request.top)
 
     def token_read(self, text: int, top: int) -> Read:
         """The read of ``level="token"``: one mask at the slot, or the next token after the context."""
@@ -124,7 +130,7 @@ class Sites:
         if self.causal:
             return Read(left, len(left) - 1, None, top, entropy=True)
         ids = (*left, self.scorer.tokenizer.mask_token_id, *self.right[text])
-        return Read(ids, len(left), None, top, entropy=True)
+        return Read(ids, len(left) - self.offset, None, top, entropy=True)
 
     def word(self, tokens: Sequence[int]) -> str:
         """The text of a word's tokens."""

@@ -93,7 +93,9 @@ class ModelSettings(Settings):
         record=False,
     )
     revision: str | None = setting(None, "A Hub branch, tag or commit.")
-    kind: str | None = setting(None, "masked, causal or seq2seq (default: read from the model's config).")
+    kind: str | None = setting(
+        None, "masked, causal, seq2seq, or mntp (a masked LM read as GPT-BERT); default: read from the model's config."
+    )
     bos: bool = setting(True, "A causal LM conditions the first token on BOS.")
     eos: bool = setting(
         True,
