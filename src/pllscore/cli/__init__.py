@@ -12,6 +12,7 @@ import sys
 
 import typer
 
+from pllscore.cli.babylm import babylm_command
 from pllscore.cli.diagnose import diagnose_command
 from pllscore.cli.evaluate import blimp_command, pairs_command
 from pllscore.cli.explain import explain_command
@@ -50,6 +51,7 @@ app.command("report", cls=Command)(report_command)
 app.command("rescore", cls=Command)(rescore_command)
 app.command("syntaxgym", cls=Command)(syntaxgym_command)
 app.command("reading-times", cls=Command)(reading_times_command)
+app.command("babylm", cls=Command)(babylm_command)
 app.command("lm-eval", context_settings=LM_EVAL_CONTEXT, help=LM_EVAL_HELP, add_help_option=False)(lm_eval_command)
 
 
@@ -80,7 +82,10 @@ def _quiet_libraries() -> None:
 
 
 # the commands that load a model (`report` reads finished outputs and loads none)
-MODEL_COMMANDS = ("score", "explain", "blimp", "pairs", "diagnose", "rescore", "lm-eval", "syntaxgym", "reading-times")
+MODEL_COMMANDS = (
+    *("score", "explain", "blimp", "pairs", "diagnose", "rescore", "lm-eval", "syntaxgym", "reading-times"),
+    "babylm",
+)
 # what every model command imports: the libraries, the modules every transformers model class imports, the loader
 _START_UP = (
     "torch",

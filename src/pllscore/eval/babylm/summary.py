@@ -51,7 +51,7 @@ def summary_table(
         column = column_name(r["revision"], r["convention"])
         columns[column] = (r["revision"], r["convention"])
         for i, (grouping, value) in enumerate(r["summary"]):
-            key = (r["backend"], r["folder"], grouping)
+            key = (r["backend"], r["folder"], str(grouping).removeprefix(r["folder"] + "/"))
             seen_rows.setdefault(key, (_ORDER.get(r["folder"], len(_ORDER)), r["folder"], i))
             rows.append({"key": key, "column": column, "value": value})
     given = {rev: i for i, rev in enumerate(revisions or ())}
