@@ -15,8 +15,8 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from typing import Any
 
-from pllscore.eval.babylm.records import Unit
-from pllscore.eval.babylm.tasks import RunOptions, prepare_task, run_task, tokenizer_key
+from pllscore.eval.babylm.records import Unit, by_checkpoint
+from pllscore.eval.babylm.tasks import KINDS, RunOptions, prepare_task, run_task, tokenizer_key
 from pllscore.settings import ModelSettings, RaySettings
 
 __all__ = ["Job", "on_actor", "run_on_ray"]
@@ -69,7 +69,6 @@ def _prepare(run: Any, todo: list[Unit]) -> tuple[str, dict[tuple[str, str], Any
 
 def run_on_ray(run: Any, todo: list[Unit], bar: Any, ray: RaySettings) -> None:
     """The units of ``todo`` on Ray actors, one checkpoint each; written by the driver as each finishes."""
-    from pllscore.eval.babylm.run import KINDS, by_checkpoint
     from pllscore.jobs.ray_calls import ModelPool, connect
 
     if not todo:

@@ -23,7 +23,7 @@ from pllscore.errors import InputError
 from pllscore.eval.babylm.checkpoints import Checkpoint
 from pllscore.eval.babylm.layout import TaskFolder
 
-__all__ = ["Records", "Unit", "commit_task", "data_fingerprint"]
+__all__ = ["Records", "Unit", "by_checkpoint", "commit_task", "data_fingerprint"]
 
 _HIDDEN = ".pllscore"
 
@@ -41,6 +41,14 @@ class Unit:
         """``chck_1M/blimp_fast`` (``chck_1M/blimp_fast (pllscore)`` for pllscore's convention)."""
         tail = "" if self.convention == "babylm" else f" ({self.convention})"
         return f"{self.checkpoint.revision}/{self.task.folder}{tail}"
+
+
+def by_checkpoint(units: Sequence[Unit]) -> list[tuple[Checkpoint, list[Unit]]]:
+    """The units grouped by checkpoint, in order."""
+    groups: dict[Checkpoint, list[Unit]] = {}
+    for u in units:
+        groups.setdefault(u.checkpoint, []).append(u)
+    return list(groups.items())
 
 
 def data_fingerprint(task: TaskFolder) -> str:

@@ -24,17 +24,15 @@ from typing import Any
 from pllscore.errors import InputError, ModelError
 from pllscore.eval.babylm.checkpoints import Checkpoint, checkpoints
 from pllscore.eval.babylm.layout import find_tasks, model_name, select, task_output
-from pllscore.eval.babylm.records import Records, Unit, commit_task, data_fingerprint
+from pllscore.eval.babylm.records import Records, Unit, by_checkpoint, commit_task, data_fingerprint
 from pllscore.eval.babylm.summary import summary_lines, summary_table
-from pllscore.eval.babylm.tasks import RunOptions, prepare_task, run_task, tokenizer_key
+from pllscore.eval.babylm.tasks import KINDS, RunOptions, prepare_task, run_task, tokenizer_key
 from pllscore.settings import RaySettings
 from pllscore.settings.babylm import BabylmSettings
 
-__all__ = ["ENGINES", "KINDS", "BabylmRun", "babylm", "by_checkpoint"]
+__all__ = ["ENGINES", "BabylmRun", "babylm", "check_backend", "run_local"]
 
 ENGINES = ("local", "ray")
-#: the kind of model each backend reads (the official pipeline's Auto classes)
-KINDS = {"causal": "causal", "mlm": "masked", "mntp": "masked", "enc_dec_mask": "seq2seq", "enc_dec_prefix": "seq2seq"}
 _FITS = {"causal": "causal", "masked": "mlm or mntp", "seq2seq": "enc_dec_mask or enc_dec_prefix"}
 PathLike = str | os.PathLike[str]
 
@@ -55,14 +53,6 @@ class BabylmRun:
     def lines(self) -> list[str]:
         """The summary as aligned text (two decimals)."""
         return summary_lines(self.summary)
-
-
-def by_checkpoint(units: Sequence[Unit]) -> list[tuple[Checkpoint, list[Unit]]]:
-    """The units grouped by checkpoint, in order."""
-    groups: dict[Checkpoint, list[Unit]] = {}
-    for u in units:
-        groups.setdefault(u.checkpoint, []).append(u)
-    return list(groups.items())
 
 
 def check_backend(ck: Checkpoint, backend: str) -> None:

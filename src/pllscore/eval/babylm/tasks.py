@@ -17,7 +17,10 @@ from typing import Any
 
 from pllscore.eval.babylm.layout import TaskFolder
 
-__all__ = ["RunOptions", "prepare_task", "run_task", "tokenizer_key"]
+__all__ = ["KINDS", "RunOptions", "prepare_task", "run_task", "tokenizer_key"]
+
+#: the kind of model each backend reads (the official pipeline's Auto classes)
+KINDS = {"causal": "causal", "mlm": "masked", "mntp": "masked", "enc_dec_mask": "seq2seq", "enc_dec_prefix": "seq2seq"}
 
 
 @dataclass(frozen=True)
