@@ -22,6 +22,7 @@ import torch
 
 from pllscore.engine.readout import OUTPUTS, Wants
 from pllscore.errors import InputError
+from pllscore.metrics import PLL_KINDS
 from pllscore.scoring.bow import check_word_prob
 
 __all__ = ["OUTPUTS", "check_outputs", "wants_for"]
@@ -36,7 +37,7 @@ def check_outputs(outputs: str | Sequence[str] | None, word_prob: str | None, ki
     chosen = tuple(dict.fromkeys(asked))
     if check_word_prob(word_prob) == "bow":
         if kind != "causal":
-            scores = "a masked LM's PLL" if kind == "masked" else f"a {kind} LM's score"
+            scores = "a masked LM's PLL" if kind in PLL_KINDS else f"a {kind} LM's score"
             raise InputError(
                 f"word_prob='bow' corrects a causal LM's word probabilities; {scores} has no such "
                 "correction: leave word_prob out"

@@ -26,6 +26,7 @@ from pllscore.engine.progress import model_stage, stage
 from pllscore.errors import InputError
 from pllscore.eval.reading_times.cache import CACHE, cache_key, cached, keep
 from pllscore.eval.reading_times.surprisal import word_surprisals
+from pllscore.metrics import PLL_KINDS
 from pllscore.settings import ModelSettings
 
 __all__ = ["SurprisalOptions", "labels", "load", "long_mode", "model_label", "model_surprisals", "snake_label"]
@@ -147,7 +148,7 @@ def _record(scorer: Any, label: str, identity: dict[str, Any], options: Surprisa
     from pllscore.io.provenance import model_record
 
     own = model_record(scorer) if hasattr(scorer, "model") else {"name": getattr(scorer, "name", label)}
-    masked = getattr(scorer, "kind", None) == "masked"
+    masked = getattr(scorer, "kind", None) in PLL_KINDS
     used = (scorer.metric[0] if options.metric is None else options.metric) if masked else None
     return {"label": label, **own, "fingerprint": identity.get("fingerprint"), "metric": used,
             "mask_by": options.mask_by if masked else None, "long": long_mode(scorer)}  # fmt: skip

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from pllscore.errors import InputError
+from pllscore.metrics import PLL_KINDS
 
 __all__ = ["word_surprisals"]
 
@@ -43,7 +44,7 @@ def word_surprisals(
     options: dict[str, Any] = {"words": "whitespace", "progress": progress}
     if scorer.kind != "seq2seq":  # an encoder-decoder LM reads its whole text (no windows; too long: an error)
         options["long"] = "window"
-    if scorer.kind == "masked":
+    if scorer.kind in PLL_KINDS:
         options["mask_by"] = mask_by
         if metric is not None:
             options["metric"] = metric
