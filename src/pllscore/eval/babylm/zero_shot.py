@@ -120,29 +120,31 @@ class PreparedTask:
         :func:`temperature_range`) and keep the best. ``batch_size``: reads per forward pass at most;
         ``max_tokens``: padded tokens per forward pass at most. ``progress`` is told how many items finished."""
         temps = _check_temperatures(temperatures, self.convention)
-        if self.plan is None:
-            scores = [pll_scores(model, self.tokenizer, self.backend, pll_texts(self.items))]
-        else:
-            scores = self._read(model, temps, batch_size, max_tokens, progress)
+        scores = self.scores(model, temperatures=temps, batch_size=batch_size, max_tokens=max_tokens, progress=progress)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # scipy's warning on a constant WUG input (rho is then nan)
             outcomes = [outcome(self.items, s, self.task, t) for s, t in zip(scores, temps)]
-        if self.plan is None and progress is not None:
-            progress(self.n_items)
         chosen = best(outcomes)
         averages = {o.temperature: o.average for o in outcomes}
         return TaskResult(self.task, self.dataset, self.backend, self.convention, self.items, chosen, averages)
 
-    def _read(
+    def scores(
         self,
         model: Any,
-        temps: list[float],
-        batch_size: int,
-        max_tokens: int,
-        progress: Callable[[int], None] | None,
+        *,
+        temperatures: Sequence[float] = (1.0,),
+        batch_size: int = 64,
+        max_tokens: int = 8192,
+        progress: Callable[[int], None] | None = None,
     ) -> list[list[np.ndarray]]:
-        """Per temperature, per item its sentences' float32 scores (each the sum of its reads)."""
-        assert self.plan is not None
+        """Per temperature, per item its sentences' scores: under ``"babylm"`` float32, each the sum of its
+        reads' log-probabilities; under ``"pllscore"`` the scorer's totals (float64). :meth:`run`'s options."""
+        temps = _check_temperatures(temperatures, self.convention)
+        if self.plan is None:
+            out = [pll_scores(model, self.tokenizer, self.backend, pll_texts(self.items))]
+            if progress is not None:
+                progress(self.n_items)
+            return out
         told = _Progress(self.n_items, len(self.plan.reads), progress)
         values = read_all(
             model,
