@@ -39,6 +39,7 @@ __all__ = [
     "TokenScore",
     "WordScore",
     "__version__",
+    "babylm",
     "explain",
     "load",
     "predict",
@@ -70,10 +71,12 @@ _LAZY = {
     "Explanation": "pllscore.analysis.explanation",
     "syntaxgym": "pllscore.eval.syntaxgym.run",
     "reading_times": "pllscore.eval.reading_times.run",
+    "babylm": "pllscore.eval.babylm.run",
 }
 
 if TYPE_CHECKING:
     from pllscore.analysis.explanation import Explanation, explain
+    from pllscore.eval.babylm.run import babylm
     from pllscore.eval.reading_times.run import reading_times
     from pllscore.eval.syntaxgym.run import syntaxgym
     from pllscore.jobs.local import Interrupted, ScoreSummary, score_file
