@@ -45,6 +45,7 @@ PRINTS = {
     "index.md": ["('original', 'word-l2r', 'whole-word', 'sentence-l2r')"],
     "guide/errors.md": ["text 1 is whitespace only"],
     "guide/long-texts.md": ["strides differ: True"],  # the text is long enough for the strides to differ
+    "guide/mntp.md": ["MntpScorer mntp", "##ol True"],
     "guide/speed.md": ["True"],
     "guide/r.md": ["tiny_gpt2_surprisal_bits", "words has NA at 2; drop or fill those elements"],
 }

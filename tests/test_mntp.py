@@ -193,3 +193,34 @@ def test_file_run_records_the_kind(tmp_path, shared_bert):
         np.testing.assert_allclose(frame[f"{metric.replace('-', '_')}_logprob"], want, atol=ATOL, rtol=0)
     meta = json.loads(next(tmp_path.glob("*.json")).read_text())
     assert '"kind": "mntp"' in json.dumps(meta)
+
+
+@torch.inference_mode()
+def naive_mntp_windows(model, tok, text: str, metric: str, limit: int) -> list[float]:
+    """Each target masked in its own [CLS] window [SEP] of ``limit`` tokens, centred on it and kept inside the
+    text, and read one position before it in that window; one unpadded pass per copy."""
+    model = reference(model)
+    enc = tok(text)
+    ids, wids = enc["input_ids"], enc.word_ids()
+    content, cwids = ids[1:-1], wids[1:-1]
+    size = min(limit - 2, len(content))
+    out = []
+    for t in range(len(content)):
+        s = min(max(t - size // 2, 0), len(content) - size)
+        w_ids, w_wids = [ids[0], *content[s : s + size], ids[-1]], [None, *cwids[s : s + size], None]
+        target = t - s + 1
+        x = torch.tensor([w_ids])
+        x[0, sorted(oracle.mask_set(metric, target, w_wids))] = tok.mask_token_id
+        logits = model(input_ids=x).logits[0, target - 1].double()
+        out.append(torch.log_softmax(logits, -1)[w_ids[target]].item())
+    return out
+
+
+@pytest.mark.parametrize("metric", ["original", "sentence-l2r"])
+def test_long_texts_in_centred_windows(masked_models, metric):
+    model, tok = masked_models["bert-wordpiece"]
+    text = " ".join(["The hooligan wrecked the vehicle, and the cat sat on the mat."] * 6)
+    scorer = MntpScorer(model, tok, long="window", max_tokens=300)
+    assert len(tok(text)["input_ids"]) > scorer.max_length == 64
+    got = scorer.score(text, metric=metric)[0].logprobs
+    np.testing.assert_allclose(got, naive_mntp_windows(model, tok, text, metric, 64), atol=ATOL, rtol=0)

@@ -94,7 +94,10 @@ class ModelSettings(Settings):
     )
     revision: str | None = setting(None, "A Hub branch, tag or commit.")
     kind: str | None = setting(
-        None, "masked, causal, seq2seq, or mntp (a masked LM read as GPT-BERT); default: read from the model's config."
+        None,
+        "mntp reads a masked LM as GPT-BERT (masked next-token prediction); masked, causal or seq2seq force a kind "
+        "(default: read from the model's config).",
+        flags=("--kind",),
     )
     bos: bool = setting(True, "A causal LM conditions the first token on BOS.")
     eos: bool = setting(
