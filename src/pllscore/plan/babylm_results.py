@@ -18,6 +18,7 @@ Pure logic (numpy, no torch), the official pipeline's rules:
 from __future__ import annotations
 
 import json
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -91,7 +92,9 @@ def outcome(items: Sequence[Item], scores: Sequence[np.ndarray], task: str, temp
     choices, firsts = choose(scores)
     if task.startswith("wug"):
         ratios = np.array([item.ratio for item in items], dtype=np.float64)
-        rho = float(spearmanr(firsts, ratios)[0]) if len(items) > 1 else float("nan")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # scipy's warning on constant shares: rho is then nan, as reported
+            rho = float(spearmanr(firsts, ratios)[0]) if len(items) > 1 else float("nan")
         probs = tuple(float(p) for p in firsts)
         return Outcome(temperature, tuple(int(c) for c in choices), {"UID": {"avg": rho}}, rho, probs)
     groups = _accuracies(items, choices)

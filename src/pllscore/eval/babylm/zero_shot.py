@@ -14,7 +14,6 @@ the same pass) and :meth:`TaskResult.write` writes the official ``best_temperatu
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -121,9 +120,7 @@ class PreparedTask:
         ``max_tokens``: padded tokens per forward pass at most. ``progress`` is told how many items finished."""
         temps = _check_temperatures(temperatures, self.convention)
         scores = self.scores(model, temperatures=temps, batch_size=batch_size, max_tokens=max_tokens, progress=progress)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # scipy's warning on a constant WUG input (rho is then nan)
-            outcomes = [outcome(self.items, s, self.task, t) for s, t in zip(scores, temps)]
+        outcomes = [outcome(self.items, s, self.task, t) for s, t in zip(scores, temps)]
         chosen = best(outcomes)
         averages = {o.temperature: o.average for o in outcomes}
         return TaskResult(self.task, self.dataset, self.backend, self.convention, self.items, chosen, averages)
