@@ -194,7 +194,8 @@ def test_top_level_predict_and_frame(shared_bert):
     p = pllscore.predict(["The chef tasted the ___ before serving it."], shared_bert, k=3)
     frame = p.to_frame(base=2, surprisal=True)
     assert list(frame.columns) == [
-        "text_id", "text", "rank", "word", "surprisal_bits", "prob", "n_tokens", "tokens", "covered", "entropy_bits"
+        "text_id", "text", "rank", "word", "surprisal_bits", "prob", "n_tokens", "tokens", "covered", "entropy_bits",
+        "complete",
     ]  # fmt: skip
     assert len(frame) == 3
     np.testing.assert_allclose(frame["surprisal_bits"], [-w.logprob / math.log(2) for w in p[0].words])

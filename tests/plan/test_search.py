@@ -88,15 +88,17 @@ def test_search_equals_brute_force(k, word_tokens, width, top, causal, denominat
     got = search(frames, counter, _accept, k=k, word_tokens=word_tokens, **options)
     for text, frame in enumerate(frames):
         want = brute(frame, text, k, word_tokens, shortest)
-        assert [f.tokens for f in got[text]] == [w for w, _ in want]
-        np.testing.assert_allclose([f.logprob for f in got[text]], [v for _, v in want], atol=1e-12, rtol=0)
+        assert [f.tokens for f in got[text].words] == [w for w, _ in want]
+        np.testing.assert_allclose([f.logprob for f in got[text].words], [v for _, v in want], atol=1e-12, rtol=0)
+        assert got[text].complete
 
 
 def test_a_text_that_keeps_failing_stops_with_the_best_it_found():
     frames = [Frame(), Frame()]
     got = search(frames, Counter(), lambda text, tokens: text == 1, k=5, word_tokens=3, max_steps=20)
     free = search(frames, Counter(), lambda text, tokens: True, k=5, word_tokens=3)
-    assert got[0] == [] and got[1] == free[1]  # text 1 accepts all: its top 5 come before its steps run out
+    assert got[0].words == [] and got[1] == free[1]  # text 1 accepts all: its top 5 come before its steps run out
+    assert not got[0].complete and got[1].complete  # text 0 says that it stopped short
 
 
 def test_texts_share_rounds():

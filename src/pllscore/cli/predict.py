@@ -7,12 +7,14 @@ command hands them to :func:`~pllscore.jobs.predict.predict_file`.
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import typer
 
 from pllscore.cli.options import Progress, Quiet, output_option, progress_of, with_settings
 from pllscore.errors import InputError
+from pllscore.results.predictions import PredictionWarning
 from pllscore.settings import ModelSettings, PredictSettings, RunSettings, TableSettings
 
 _OFFERED = (
@@ -53,6 +55,15 @@ def predict_command(
         raise InputError(f"unknown level {table.level!r}; choose word (default) or token")
     given = list(texts) if texts else input
     run = run.replace(progress=progress_of(quiet, progress))
-    summary = predict_file(given, output, model=model, predict=predict, table=table, run=run)  # type: ignore[arg-type]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", PredictionWarning)
+        try:
+            summary = predict_file(given, output, model=model, predict=predict, table=table, run=run)  # type: ignore[arg-type]
+        finally:  # what a run could not do, one line each, also when it stops
+            for w in caught:
+                if issubclass(w.category, PredictionWarning):
+                    typer.echo(f"warning: {w.message}", err=True)
+                else:
+                    warnings.showwarning(w.message, w.category, w.filename, w.lineno)
     if not quiet:
         typer.echo(summary.line(), err=True)

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["Expansion", "Found", "Frame", "Request", "best_tokens", "search"]
+__all__ = ["Expansion", "Found", "Frame", "Request", "Searched", "best_tokens", "search"]
 
 
 @dataclass(frozen=True)
@@ -87,6 +87,16 @@ class Found:
     logprob: float
 
 
+@dataclass(frozen=True)
+class Searched:
+    """One text's search: its words, best first, and whether the list is complete: False when the search
+    stopped at its step budget with fewer than ``k`` words (a word better than none found may be missing
+    after the last one); True when it has ``k`` or every word there is."""
+
+    words: list[Found]
+    complete: bool
+
+
 def best_tokens(logprobs: np.ndarray, allowed: np.ndarray, top: int) -> tuple[np.ndarray, np.ndarray]:
     """The ``top`` allowed tokens of a log-probability vector, best first (ties by id): what ``expand``
     returns, written once for the engines' host side and for tests."""
@@ -135,12 +145,13 @@ def search(
     top: int | None = None,
     shortest: int = 1,
     max_steps: int | None = None,
-) -> list[list[Found]]:
+) -> list[Searched]:
     """Per frame (text), its ``k`` best words of ``shortest`` to ``word_tokens`` tokens, best first (fewer
     when fewer exist). ``width``: nodes asked per text and round (default ``k``); ``top``: tokens asked per
     node at first (default ``2 * k + 8``; a node whose tokens run out is asked again for four times more).
     ``max_steps``: nodes a text may ask for (default ``1000 + 100 * k``), so that a text whose words keep
-    failing the round trip stops: it keeps the words found, still the best ones in order, fewer than ``k``.
+    failing the round trip stops: it keeps the words found, still the best ones in order, fewer than ``k``,
+    and says so (:attr:`Searched.complete` is False).
     """
     width = width or max(k, 1)
     top = top or 2 * k + 8
@@ -166,7 +177,7 @@ def search(
         for (i, node), got in zip(asked, expand(requests)):
             _expanded(texts[i], order, node, got, word_tokens)
         active = sorted({*active, *(i for i, _ in asked)})
-    return [t.found for t in texts]
+    return [Searched(t.found, len(t.found) >= k or not t.heap) for t in texts]
 
 
 def _push(t: _Text, order: itertools.count, key: float, kind: int, item: object) -> None:

@@ -1,9 +1,10 @@
 """What :meth:`Scorer.predict <pllscore.scoring.base.Scorer.predict>` returns: per text, ranked words.
 
 :class:`Prediction` holds one text's words (or tokens, or candidates) best first, the probability
-mass they cover and, for tokens, the entropy of the distribution. :meth:`Predictions.to_frame`
-makes the table ``pllscore predict`` writes: one row per text and rank, columns
-:data:`COLUMNS`, each text's ``covered`` mass and ``entropy`` repeated on its rows.
+mass they cover, for tokens the entropy of the distribution, and whether the list is complete (a
+search that stopped at its step budget is not). :meth:`Predictions.to_frame` makes the table
+``pllscore predict`` writes: one row per text and rank, columns :data:`COLUMNS`, each text's
+``covered`` mass, ``entropy`` and ``complete`` repeated on its rows.
 """
 
 from __future__ import annotations
@@ -16,13 +17,20 @@ from typing import Any, Literal
 from pllscore.errors import InputError
 from pllscore.results.columns import entropy_column, value_name
 
-__all__ = ["COLUMNS", "LEVELS", "PredictedWord", "Prediction", "Predictions"]
+__all__ = ["COLUMNS", "LEVELS", "PredictedWord", "Prediction", "PredictionWarning", "Predictions"]
 
 #: the columns of a prediction table, in order (in nats; another view renames ``logprob`` and ``entropy`` as the
 #: column rule does: ``logprob_bits``, ``surprisal``, ``entropy_bits``; see :func:`columns`)
-COLUMNS = ("text_id", "text", "rank", "word", "logprob", "prob", "n_tokens", "tokens", "covered", "entropy")
+COLUMNS = (
+    "text_id", "text", "rank", "word", "logprob", "prob", "n_tokens", "tokens", "covered", "entropy", "complete",
+)  # fmt: skip
 #: what ``level=`` may be: whole words, or single tokens
 LEVELS = ("word", "token")
+
+
+class PredictionWarning(UserWarning):
+    """A prediction is less than was asked: a search stopped at its step budget with fewer than ``k`` words,
+    or candidates given twice were scored once."""
 
 
 @dataclass(frozen=True)
@@ -55,6 +63,8 @@ class Prediction:
         words: the words, best first (candidates: in the order given; ``rank`` says their order).
         entropy: the entropy (nats) of the token distribution at the slot (``"token"``), else NaN.
         model: the model's name.
+        complete: False when the search stopped at its step budget before it had ``k`` words (the words
+            listed are still the best ones, in order; some better-ranked word may be missing after them).
     """
 
     index: int
@@ -63,6 +73,7 @@ class Prediction:
     words: tuple[PredictedWord, ...]
     entropy: float = math.nan
     model: str = ""
+    complete: bool = True
 
     @property
     def covered(self) -> float:
@@ -74,6 +85,9 @@ class Prediction:
     def top(self) -> PredictedWord | None:
         """The best word, or None when none was found."""
         return min(self.words, key=lambda w: w.rank, default=None)
+
+
+_NONE = PredictedWord(0, "", math.nan, ())
 
 
 def _unit(base: float) -> str:
@@ -119,7 +133,9 @@ class Predictions(Sequence[Prediction]):
         rows = []
         for p in self.items:
             entropy = p.entropy if math.isnan(p.entropy) else p.entropy / math.log(b)
-            for w in sorted(p.words, key=lambda w: w.rank):
+            # a search that found no word still has its row (rank 0, no word), so that the table says so
+            words = sorted(p.words, key=lambda w: w.rank) or ([_NONE] if not p.complete else [])
+            for w in words:
                 rows.append(
                     {
                         "text_id": p.index,
@@ -132,6 +148,7 @@ class Predictions(Sequence[Prediction]):
                         "tokens": " ".join(w.tokens),
                         "covered": p.covered,
                         spread: entropy,
+                        "complete": p.complete,
                     }
                 )
         return rows

@@ -20,9 +20,9 @@ from typing import Any
 
 from pllscore.engine.slots import Read
 from pllscore.engine.tokenizing import special_ids
-from pllscore.errors import InputError
+from pllscore.errors import InputError, InputTooLongError
 from pllscore.plan.search import Frame, Request
-from pllscore.plan.slots import Slot
+from pllscore.plan.slots import SLOT, Slot
 from pllscore.plan.word_classes import WordClasses, word_classes
 from pllscore.scoring.bow import beginning_marker
 
@@ -68,6 +68,9 @@ class Sites:
         left: per text, the ids before the slot (special tokens and a causal LM's BOS included).
         right: per text, the ids after it (a masked LM's; a causal LM's closing specials, if any).
         frames: per text, the search's :class:`~pllscore.plan.search.Frame`.
+        glued: per text, where its slot is glued to the text around it (``"un___able"``; masked: the
+            tokenizer reads a word in the slot as one word with its neighbours; causal: a written slot right
+            after a non-space character), else ``""``.
     """
 
     scorer: Any
@@ -75,6 +78,7 @@ class Sites:
     left: tuple[tuple[int, ...], ...]
     right: tuple[tuple[int, ...], ...]
     frames: tuple[Frame, ...]
+    glued: tuple[str, ...] = ()
 
     @property
     def causal(self) -> bool:
@@ -95,15 +99,22 @@ class Sites:
         """The sites of ``slots`` (``marker``: the tokenizer's word-beginning marker, None for WordPiece)."""
         sep = " " if scorer.kind == "causal" else ""
         probes = [s.fill(_PROBE, sep) for s in slots]
-        encoded = scorer.encode(probes).encoded
-        left, right, frames = [], [], []
+        try:
+            encoded = scorer.encode(probes).encoded
+        except InputTooLongError as e:  # predict takes no windows
+            raise InputError(
+                f"text {e.index} with a word in its slot is {e.n_tokens} tokens long (special tokens included) but "
+                f"the model allows at most {e.limit}; shorten it"
+            ) from None
+        left, right, frames, glued = [], [], [], []
         for i, (s, enc) in enumerate(zip(slots, encoded)):
             if scorer.kind == "causal" and not s.left and not enc.lead:
                 raise InputError(
                     f"text {i} {s.text!r:.60} gives a causal LM nothing before its slot; give it a context "
                     "or load the model with bos=True"
                 )
-            at = _probe_tokens(enc, *s.span(_PROBE, sep))
+            start, stop = s.span(_PROBE, sep)
+            at = _probe_tokens(enc, start, stop)
             if not at:
                 raise InputError(f"text {i} {s.text!r:.60}: no token stands at its slot; put spaces around the slot")
             left.append(tuple(enc.ids[: at[0]]))
@@ -112,7 +123,39 @@ class Sites:
             plain = marker is not None and not piece.startswith(marker)
             first = "plain_first" if plain else "first"
             frames.append(Frame(first, scorer.kind == "causal", bool(s.left)))
-        return cls(scorer, tuple(slots), tuple(left), tuple(right), tuple(frames))
+            merged = _merged(enc, at, start, stop) if scorer.kind != "causal" else _written_after_text(s)
+            glued.append(_around(s) if merged else "")
+        return cls(scorer, tuple(slots), tuple(left), tuple(right), tuple(frames), tuple(glued))
+
+    def check_apart(self) -> None:
+        """Refuse a slot glued to the text around it, where no word can stand on its own: a masked LM's
+        tokenizer reads a word there as one with its neighbours (none round-trips); a causal LM's word
+        follows its context after a space, which a glued slot does not have."""
+        for i, snippet in enumerate(self.glued):
+            if not snippet:
+                continue
+            head = f"text {i} {self.slots[i].text!r:.60}: its slot is glued to the text around it ({snippet!r})"
+            if self.causal:
+                raise InputError(
+                    f"{head}, but a causal LM's word comes after a space; put a space before the slot, or use "
+                    "level='token' (the next token right after the text)"
+                )
+            raise InputError(
+                f"{head}, which the tokenizer reads as one word with any word in the slot; put spaces around the "
+                "slot, or use level='token' (the fill-mask pipeline's reading)"
+            )
+
+    def check_room(self, word_tokens: int) -> None:
+        """Refuse a text whose reads, with a word of ``word_tokens`` tokens in its slot, pass the model's limit."""
+        limit = self.scorer.max_length
+        for i, (left, right) in enumerate(zip(self.left, self.right)):
+            n = len(left) + len(right) + word_tokens
+            if limit is not None and n > limit:
+                raise InputError(
+                    f"text {i} is {n - word_tokens} tokens long around its slot (special tokens included); a word of "
+                    f"up to {word_tokens} tokens in the slot makes {n}, but the model allows at most {limit}: shorten "
+                    "the text or lower word_tokens"
+                )
 
     def read(self, request: Request) -> Read:
         """The :class:`~pllscore.engine.slots.Read` that answers a search's request."""
@@ -125,12 +168,26 @@ class Sites:
         return Read(ids, len(left) + len(prefix) - self.offset, request.allowed, request.top)
 
     def token_read(self, text: int, top: int) -> Read:
-        """The read of ``level="token"``: one mask at the slot, or the next token after the context."""
-        left = self.left[text]
+        """The read of ``level="token"``: the next token after the context (causal), or the fill-mask
+        pipeline's read (masked): the text with the tokenizer's mask token written in the slot, encoded as
+        the pipeline encodes it (so a slot glued to its neighbours reads them as the pipeline does:
+        ``The [MASK] s are here .``)."""
         if self.causal:
+            left = self.left[text]
             return Read(left, len(left) - 1, None, top, entropy=True)
-        ids = (*left, self.scorer.tokenizer.mask_token_id, *self.right[text])
-        return Read(ids, len(left) - self.offset, None, top, entropy=True)
+        tok, slot = self.scorer.tokenizer, self.slots[text]
+        start = getattr(self.scorer, "prefix", None)  # an MNTP reading's token before a text, when put there
+        ids = [*([] if start is None else [start]), *tok(slot.left + tok.mask_token + slot.right)["input_ids"]]
+        at = [j for j, t in enumerate(ids) if t == tok.mask_token_id]
+        if len(at) != 1:
+            raise InputError(
+                f"text {text} {slot.text!r:.60} holds the mask token {tok.mask_token!r} itself; write the slot as "
+                f"{SLOT} and leave the mask token out"
+            )
+        limit = self.scorer.max_length
+        if limit is not None and len(ids) > limit:
+            raise InputTooLongError(text, len(ids), limit, windows=False)
+        return Read(ids, at[0] - self.offset, None, top, entropy=True)
 
     def word(self, tokens: Sequence[int]) -> str:
         """The text of a word's tokens."""
@@ -162,6 +219,33 @@ class Sites:
             return False
         outside = (ids[len(left) - 1] if left else None, ids[len(left) + len(tokens)] if right else None)
         return not inside & set(outside)
+
+
+def _merged(enc: Any, at: list[int], start: int, stop: int) -> bool:
+    """Whether the probe's tokens take in text around it (``The as are``) or share their word with a
+    neighbouring token (``un`` ``##a``): then no word stands in the slot on its own."""
+    offsets, word_ids, text = enc.offsets, enc.word_ids, enc.text
+    for j in at:
+        a, b = offsets[j]
+        outside = text[a - enc.shift : max(a, start) - enc.shift] + text[min(b, stop) - enc.shift : b - enc.shift]
+        if outside.strip():
+            return True
+    word = {word_ids[j] for j in at}
+    neighbours = [j for j in (at[0] - 1, at[-1] + 1) if 0 <= j < len(word_ids)]
+    return any(word_ids[j] is not None and word_ids[j] in word for j in neighbours)
+
+
+def _written_after_text(slot: Slot) -> bool:
+    """Whether a causal text's written slot stands right after a non-space character (``un___``)."""
+    at = slot.text.find(SLOT)
+    return at > 0 and not slot.text[at - 1].isspace()
+
+
+def _around(slot: Slot) -> str:
+    """The slot with the non-space characters it touches (``un___able``)."""
+    left = slot.text[: slot.text.find(SLOT)]
+    right = slot.text[slot.text.find(SLOT) + len(SLOT) :]
+    return f"{left.split()[-1] if left[-1:].strip() else ''}{SLOT}{right.split()[0] if right[:1].strip() else ''}"
 
 
 def _probe_tokens(enc: Any, start: int, stop: int) -> list[int]:
