@@ -45,7 +45,15 @@ pll_score <- function(texts, model, metric = "word-l2r", level = c("text", "word
 #' group's words joined by \code{sep} in input order. Each group is scored once, with the words as given
 #' (\code{Scorer.score(texts, words = <the words>, word_sep = sep)}): a causal LM with the BOW correction
 #' of word probabilities (\code{word_prob = "bow"}, which needs a tokenizer that marks word beginnings,
-#' as GPT-2's and SentencePiece's do), a masked LM by \code{metric} (word-l2r by default).
+#' as GPT-2's and SentencePiece's do), a masked LM by \code{metric} (word-l2r by default) with each
+#' given word masked whole (\code{mask_by = "words"}).
+#'
+#' A masked LM's word-l2r masks a word's first token and every later token of the word, then the next
+#' token with the rest still masked, and so on. The words given are what a reader saw, so by default
+#' they are masked whole: \code{"don't"} is scored with none of its pieces visible. \code{mask_by =
+#' "tokenizer"} masks the tokenizer's words instead (Kauf and Ivanova's word-l2r: BERT's tokenizer
+#' splits \code{"don't"} into \code{don}, \code{'} and \code{t}, and reads \code{don} with
+#' \code{'t} visible, which makes it far likelier).
 #'
 #' @param words A character vector of words (no NA, none empty).
 #' @param by A vector as long as \code{words}: each word's group (no NA). Groups keep the order in which
@@ -56,9 +64,11 @@ pll_score <- function(texts, model, metric = "word-l2r", level = c("text", "word
 #' @param base The logarithm's base: \code{exp(1)} (nats, default) or \code{2} (bits).
 #' @param surprisal Negated log-probabilities.
 #' @param metric A masked LM's PLL metric (default word-l2r); left out for other LMs.
+#' @param mask_by What a masked LM's word-l2r and whole-word mask: \code{"words"} (default: each given
+#'   word whole) or \code{"tokenizer"} (the tokenizer's words). Other LMs mask nothing.
 #' @param bow The BOW correction (default: for a causal LM).
 #' @param ... Other options of \code{Scorer.score}: \code{long = "window"} scores texts longer than the
-#'   model allows in windows; \code{context}, \code{mask_by}, ...
+#'   model allows in windows; \code{context}, ...
 #' @param progress A progress bar while scoring; by default in interactive sessions.
 #' @return A numeric vector as long as \code{words}.
 #' @examples
@@ -68,7 +78,7 @@ pll_score <- function(texts, model, metric = "word-l2r", level = c("text", "word
 #' }
 #' @export
 pll_words <- function(words, by, model, sep = " ", base = exp(1), surprisal = FALSE, metric = "word-l2r",
-                      bow = NULL, ..., progress = interactive()) {
+                      mask_by = "words", bow = NULL, ..., progress = interactive()) {
   words <- check_texts(words, "words")
   if (length(by) != length(words)) {
     stop_pll(sprintf("by has %d elements but words has %d; give one group per word", length(by), length(words)),
@@ -91,7 +101,10 @@ pll_words <- function(words, by, model, sep = " ", base = exp(1), surprisal = FA
   lists <- lapply(rows, function(i) as.list(words[i]))
   texts <- vapply(lists, function(w) paste(unlist(w), collapse = sep), "")
   options <- list(...)
-  if (model$kind == "masked") options$metric <- metric
+  if (model$kind %in% c("masked", "mntp")) {  # the kinds scored by a PLL
+    options$metric <- metric
+    options$mask_by <- mask_by
+  }
   if (is.null(bow)) bow <- model$kind == "causal"
   if (bow) options$word_prob <- "bow"
   results <- do.call(pll_call, c(list(model$scorer$score, unname(as.list(texts)), words = unname(lists),

@@ -110,3 +110,48 @@ def as_frame(rows: Any) -> Any:
     if hasattr(rows, "to_frame"):
         return rows.to_frame()
     return pd.DataFrame(list(rows))
+
+
+# -- the R package's shapes: what its functions return, in R's conventions ------------------------------------------
+
+
+def prediction_frame(rows: Any, base: Any = "e", surprisal: bool = False) -> Any:
+    """A prediction table in a view (``base``, ``surprisal``) from ``Scorer.predict``'s result (a table as it is)."""
+    import pandas as pd
+
+    if isinstance(rows, pd.DataFrame):
+        return rows
+    return rows.to_frame(base=base, surprisal=surprisal)
+
+
+def input_rows(result: Any) -> list[int]:
+    """The 0-based input row of each row of a reading-times result's ``words``."""
+    return [int(i) for i in getattr(result, "input_rows", ())]
+
+
+def model_labels(names: list[str]) -> list[str]:
+    """Each model name's label, as reading-times names its columns and rows (``tiny-gpt2`` -> ``tiny_gpt2``)."""
+    from pllscore.eval.reading_times.models import model_label
+
+    return [model_label(str(n)) for n in names]
+
+
+def eval_summary(table: Any, value: str, by: str | None, order: list[str] | None = None) -> Any:
+    """One row per model and metric: ``overall`` (the mean of ``value``: a pair's ``correct``, or a BLiMP
+    paradigm's ``accuracy``), ``overall_<norm>`` per norm, and the mean per value of ``by`` (a group, a BLiMP
+    phenomenon) for those present only, in ``order`` where given; proportions, not rounded."""
+    keys = ["model", *(["model_id"] if "model_id" in table.columns else []), "metric"]
+    frame = table.copy()
+    frame[value] = frame[value].astype(float)
+    norms = [c[len(value) + 1 :] for c in frame.columns if c.startswith(f"{value}_") and c != f"{value}_id"]
+    grouped = frame.groupby(keys, sort=False)
+    out = grouped[value].mean().rename("overall").to_frame()
+    for n in norms:
+        out[f"overall_{n}"] = grouped[f"{value}_{n}"].apply(lambda s: s.astype(float).mean())
+    if by is not None:
+        wide = frame.pivot_table(index=keys, columns=by, values=value, aggfunc="mean", sort=False)
+        seen = [str(c) for c in wide.columns]
+        wide.columns = seen
+        chosen = [c for c in order if c in seen] + [c for c in seen if c not in order] if order else seen
+        out = out.join(wide[chosen])
+    return out.reset_index()

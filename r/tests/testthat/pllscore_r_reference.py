@@ -46,3 +46,32 @@ class Predicting:
             for r in range(k)
         ]  # fmt: skip
         return pd.DataFrame(rows)
+
+
+def whole_word_chain(path, words):
+    """Each word's word-l2r log-probability (nats) with the whole given word masked, by transformers alone (no
+    pllscore): token j of a word is read with itself and the word's later tokens masked, all else visible."""
+    import torch
+    from transformers import AutoModelForMaskedLM, AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(path)
+    model = AutoModelForMaskedLM.from_pretrained(path).eval()
+    enc = tok(" ".join(words), return_offsets_mapping=True)
+    ids, offsets = torch.tensor(enc["input_ids"]), enc["offset_mapping"]
+    out, start = [], 0
+    for w in words:
+        pos = [i for i, (s, e) in enumerate(offsets) if e > s and start <= s < start + len(w)]
+        total = 0.0
+        for j, p in enumerate(pos):
+            masked = ids.clone()
+            masked[pos[j:]] = tok.mask_token_id
+            with torch.no_grad():
+                total += torch.log_softmax(model(masked[None]).logits[0, p].double(), -1)[ids[p]].item()
+        out.append(total)
+        start += len(w) + 1
+    return out
+
+
+def predict_rows(scorer, texts, candidates, base, surprisal):
+    """Scorer.predict's table for one list of candidates per text, in a view."""
+    return scorer.predict(list(texts), candidates=[list(c) for c in candidates]).to_frame(base=base, surprisal=surprisal)

@@ -29,7 +29,8 @@ test_that("pll_words scores a masked LM's words by word-l2r (or the metric given
   need_pllscore()
   bert <- tiny_bert()
   got <- pll_words(long$word, long$item, bert)
-  expected <- python_words(bert, list(long$word[long$item == 1], long$word[long$item == 2]), metric = "word-l2r")
+  expected <- python_words(bert, list(long$word[long$item == 1], long$word[long$item == 2]), metric = "word-l2r",
+                           mask_by = "words")
   expect_equal(got[long$item == 1], unlist(expected[[1]]), tolerance = 1e-9)
   expect_equal(got[long$item == 2], unlist(expected[[2]]), tolerance = 1e-9)
   original <- pll_words(long$word, long$item, bert, metric = "original", sep = "  ")
@@ -47,4 +48,19 @@ test_that("NA words, NA groups and empty words are clear errors", {
   expect_error(pll_words(c("The", "cat"), 1, gpt2), "by has 1 elements but words has 2", class = "pllscore_error")
   expect_error(pll_words(character(), character(), gpt2), "no words given", class = "pllscore_error")
   expect_error(pll_words("The", 1, tiny_bert(), bow = TRUE), class = "pllscore_error")
+})
+
+test_that("a masked LM's given words are masked whole by default: don't as a chain by transformers alone", {
+  need_pllscore()
+  bert <- tiny_bert()
+  words <- c("I", "don't", "know", "NASA's", "plan.")  # BERT's tokenizer: don ' t, NASA ' s, plan .
+  want <- unlist(py_list(py_ref()$whole_word_chain(shared_path("models", "tiny-bert-cased"), as.list(words))))
+  got <- pll_words(words, rep(1, 5), bert)
+  expect_equal(got, want, tolerance = 1e-5)
+  by_tokenizer <- pll_words(words, rep(1, 5), bert, mask_by = "tokenizer")
+  expect_gt(by_tokenizer[2] - got[2], 1)  # "don" read with "'t" visible is far likelier
+  expect_equal(by_tokenizer[c(1, 3)], got[c(1, 3)], tolerance = 1e-6)  # one-token words: the same either way
+  # a causal LM masks nothing: mask_by changes nothing
+  gpt2 <- tiny_gpt2()
+  expect_identical(pll_words(words, rep(1, 5), gpt2), pll_words(words, rep(1, 5), gpt2, mask_by = "tokenizer"))
 })
