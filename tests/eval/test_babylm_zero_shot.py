@@ -103,3 +103,25 @@ def test_temperature_range_is_the_official_arange() -> None:
     assert temps[1] != 1.05  # float32's nearest, not the double
     assert temperature_range(0.5, 1.0, 0.25) == [0.5, 0.75, 1.0]
     assert temperature_range(0.0, 0.1, 0.05)[0] == pytest.approx(1e-6)
+
+
+@pytest.mark.parametrize("backend", ["causal", "mlm", "mntp"])
+def test_pllscore_convention_scores_targets_given_context1(backend: str, loaded, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """EWoK under pllscore: each target given Context1 (word-l2r PLL for masked and MNTP models, BOS for a
+    causal LM), as pllscore's own scorer gives it; the report at temperature 1."""
+    from pllscore.scoring.causal import CausalScorer
+    from pllscore.scoring.masked import MaskedScorer
+    from pllscore.scoring.mntp import MntpScorer
+
+    model, tok = loaded(backend)
+    folder = SAMPLE / "fast_eval" / "ewok_fast"
+    prepared = prepare_zero_shot("ewok", folder, tok, backend, convention="pllscore")
+    item = prepared.items[0]
+    scorer = {"causal": CausalScorer, "mlm": MaskedScorer, "mntp": MntpScorer}[backend](model, tok)
+    options = {} if backend == "causal" else {"metric": "word-l2r"}
+    targets = [c.strip() for c in item.completions]
+    ref = scorer.score(targets, context=item.prefixes[0], progress=False, **options)
+    result = prepared.run(model, temperatures=[1.0])
+    np.testing.assert_allclose(prepared.scores(model)[0][0], [r.total for r in ref], rtol=1e-6)
+    result.write(tmp_path)
+    assert (tmp_path / "best_temperature_report.txt").read_text().startswith("TEMPERATURE: 1.00\n\n### UID ACCURACY")

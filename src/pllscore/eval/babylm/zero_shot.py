@@ -9,7 +9,7 @@ the same pass) and :meth:`TaskResult.write` writes the official ``best_temperatu
   :mod:`pllscore.plan.babylm_reads` and :mod:`pllscore.plan.babylm_results`);
 - ``"pllscore"``: pllscore's own scores through :class:`~pllscore.scoring.base.Scorer`: each completion given
   its prefix as a context, word-l2r PLL for a masked LM, BOS before a causal LM's text, log P(completion |
-  prefix) for an encoder-decoder; the same reports, at temperature 1.
+  prefix) for an encoder-decoder; the same reports, at temperature 1 whatever temperatures are asked for.
 """
 
 from __future__ import annotations
@@ -192,9 +192,9 @@ def _check_temperatures(temperatures: Sequence[float], convention: str) -> list[
     temps = [float(t) for t in temperatures]
     if not temps or any(not t > 0 for t in temps):
         raise InputError(f"temperatures must be positive numbers, got {list(temperatures)!r}")
-    if convention == "pllscore" and temps != [1.0]:
-        raise InputError("convention 'pllscore' scores at temperature 1 only; leave the temperature range out")
-    return temps
+    # pllscore's metrics have no temperature: a run that asks for a range for both conventions gets the
+    # official choice under "babylm" and temperature 1 (its report says so) under "pllscore"
+    return [1.0] if convention == "pllscore" else temps
 
 
 def _specials(tokenizer: Any) -> Specials:

@@ -7,8 +7,9 @@ separator, the completion (without its leading whitespace) the scored text; a se
 the whole of it has no context. So EWoK scores each target given ``Context1`` (for every backend; the
 official ``enc_dec_prefix`` gives the second target ``Context2``), entity tracking each option given the
 story, COMPS the property given each prefix, BLiMP and WUG whole sentences. The scorer of each backend:
-a masked LM (``mlm``) by word-l2r PLL, a causal LM with BOS before the text (and the context), an
-encoder-decoder (``enc_dec_mask``, ``enc_dec_prefix``) by log P(completion | prefix as the source).
+a masked LM by word-l2r PLL (``mntp``: each token read one position before its mask), a causal LM with
+BOS before the text (and the context), an encoder-decoder (``enc_dec_mask``, ``enc_dec_prefix``) by
+log P(completion | prefix as the source).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from pllscore.errors import InputError
 from pllscore.plan.babylm_reads import Item
 from pllscore.scoring.causal import CausalScorer
 from pllscore.scoring.masked import MaskedScorer
+from pllscore.scoring.mntp import MntpScorer
 from pllscore.scoring.seq2seq import Seq2SeqScorer
 
 __all__ = ["Text", "pll_scores", "pll_texts", "split_sentence"]
@@ -50,6 +52,8 @@ def _scorer(model: Any, tokenizer: Any, backend: str) -> Any:
         return CausalScorer(model, tokenizer, bos=True)
     if backend == "mlm":
         return MaskedScorer(model, tokenizer, metric="word-l2r")
+    if backend == "mntp":
+        return MntpScorer(model, tokenizer, metric="word-l2r")
     if backend in ("enc_dec_mask", "enc_dec_prefix"):
         return Seq2SeqScorer(model, tokenizer)
     raise InputError(
