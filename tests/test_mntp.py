@@ -72,6 +72,7 @@ def test_generic_fallback_equals_the_naive_reading(tiny_bert):
     _check(scorer.score(SENTENCES[:3], metric="all"), model, tok, SENTENCES[:3], list(METRICS))
 
 
+@pytest.mark.shared
 def test_shared_tiny_bert_cased(shared_bert):
     scorer = pllscore.load(TINY_BERT, kind="mntp", device="cpu")
     assert isinstance(scorer, MntpScorer) and scorer.kind == "mntp"
@@ -180,6 +181,7 @@ def test_predictions_read_the_first_word_from_a_cls_put_in_front(masked_models):
         np.testing.assert_allclose([w.logprob for w in a], [w.logprob for w in b], atol=ATOL, rtol=0)
 
 
+@pytest.mark.shared
 def test_file_run_records_the_kind(tmp_path, shared_bert):
     texts = ["The cat sat on the mat.", "A dog ran."]
     out = tmp_path / "scores.csv"
@@ -224,3 +226,24 @@ def test_long_texts_in_centred_windows(masked_models, metric):
     assert len(tok(text)["input_ids"]) > scorer.max_length == 64
     got = scorer.score(text, metric=metric)[0].logprobs
     np.testing.assert_allclose(got, naive_mntp_windows(model, tok, text, metric, 64), atol=ATOL, rtol=0)
+
+
+@pytest.mark.shared
+def test_wug_probabilities_equal_the_official_pipelines_mntp_backend(shared_bert):
+    """The BabyLM pipeline's mntp backend scores a WUG sentence (the completion is the whole sentence) by
+    PLL-original read at t - 1; its predictions.json holds the softmax of the two sentences' scores."""
+    from tests.conftest import SHARED
+
+    sample = SHARED.parent / "data" / "babylm_sample"
+    official = sample / "official/mntp/tiny-bert-cased/main/zero_shot/mntp/wug_past/wug_past_tense/predictions.json"
+    if not official.is_file():
+        pytest.skip(f"{official} not found")
+    rows = [json.loads(line) for line in (sample / "fast_eval/wug_past_tense/wug_past_tense.jsonl").open()]
+    want = json.loads(official.read_text())["wug_past"]["predictions"]
+    scorer = pllscore.load(TINY_BERT, kind="mntp", device="cpu")
+    pairs = [r["sentences"].split("\t") for r in rows]
+    totals = np.array([r.total for r in scorer.score([s for p in pairs for s in p], metric="original")]).reshape(-1, 2)
+    assert len(totals) == len(want) > 0
+    prob = 1 / (1 + np.exp(totals[:, 1] - totals[:, 0]))
+    np.testing.assert_allclose(prob, [w["prob"] for w in want], atol=1e-5, rtol=0)
+    assert [p[int(t[1] > t[0])] for p, t in zip(pairs, totals)] == [w["pred"] for w in want]
