@@ -12,6 +12,7 @@ line with the shared tiny causal and masked models.
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
@@ -66,6 +67,12 @@ def test_tables_and_lines(ns_run):
     ]
     assert len(done.stdout.strip().splitlines()) == 4
     assert (out / "meta.json").is_file() and (out / "delta_ll.png").is_file() and (out / "rt-surprisal.png").is_file()
+    # logical cells as R's read.csv, pandas and spreadsheets read them (R reads it in r/tests/testthat/test-eval.R)
+    cells = {line.rsplit(",", 2)[-2] for line in (out / "words.csv").read_text().splitlines()[1:]}
+    assert cells == {"TRUE", "FALSE"} and words["meanItemRT_included"].dtype == bool
+    meta = json.loads((out / "meta.json").read_text())
+    assert meta["settings"]["mask_by"] == "words"
+    assert [m["mask_by"] for m in meta["models"]] == [None, "words"]  # a causal LM masks nothing
 
 
 def test_report_shows_the_fits_and_figures(ns_run):
