@@ -55,7 +55,7 @@ def prepare_reading(
     """
     if convention not in CONVENTIONS:
         raise InputError(f"unknown convention {convention!r}; choose babylm (the official numbers) or pllscore")
-    kind = reading_backend(backend)
+    reading_backend(backend)  # an unknown backend is refused before the data is read
     if convention == "pllscore":
         frame = read_reading_data(csv_path, fill=False)
         contexts = [c if isinstance(c, str) else None for c in frame["item"]]
@@ -69,7 +69,7 @@ def prepare_reading(
     prev = [(c, w) if isinstance(c, str) else None for c, w in zip(frame["prev_item"], frame["prev_word"])]
     distinct = list(dict.fromkeys([*pairs, *(p for p in prev if p is not None)]))
     index = {p: i for i, p in enumerate(distinct)}
-    plan = plan_reads(distinct, tokenizer, kind)
+    plan = plan_reads(distinct, tokenizer, backend)
     rows = [index[p] for p in pairs]
     prev_rows = [None if p is None else index[p] for p in prev]
     return PreparedReading(frame, tokenizer, backend, convention, plan, rows, prev_rows)
@@ -100,6 +100,15 @@ class PreparedReading:
     def n_items(self) -> int:
         """Units of work :meth:`run` reports to ``progress``: model rows (babylm) or sentences (pllscore)."""
         return self.plan.n_inputs if isinstance(self.plan, ReadPlan) else len(self.plan.texts)
+
+    @property
+    def official_passes(self) -> int:
+        """Forward passes the official pipeline makes for the same numbers (one per token read, a row's previous
+        word read again), for comparison with :attr:`n_items` (babylm's convention; 0 for pllscore's)."""
+        if not isinstance(self.plan, ReadPlan):
+            return 0
+        chains = [len(c) for c in self.plan.pairs]
+        return sum(chains[i] for i in self._rows) + sum(chains[i] for i in self._prev_rows if i is not None)
 
     def run(self, model: Any, *, batch_size: int | None = None, progress: Progress | None = None) -> ReadingResult:
         """Each row's surprisal and its previous word's with ``model`` (the backend's raw transformers model, in

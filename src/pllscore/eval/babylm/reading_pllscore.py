@@ -7,8 +7,9 @@ and word joined by spaces; each text is scored once by :func:`~pllscore.eval.rea
 
 - a causal LM after its BOS, the word's probability BOW-corrected (``word_prob="bow"``) where the
   tokenizer marks word beginnings (GPT-2's ``Ġ``, SentencePiece's ``▁``), else the sum of its tokens';
-- a masked LM (``mlm``) by the word-l2r PLL; an MNTP model (``mntp``) by the word-l2r PLL read as MNTP
-  (:class:`~pllscore.scoring.mntp.MntpScorer`): both see the whole sentence, as ``pllscore reading-times`` does;
+- a masked LM (``mlm``) by the word-l2r PLL, each displayed word masked whole (``mask_by="words"``); an MNTP
+  model (``mntp``) the same, read as MNTP (:class:`~pllscore.scoring.mntp.MntpScorer`): both see the whole
+  sentence, as ``pllscore reading-times`` does;
 - an encoder-decoder LM (``enc_dec_*``) as the decoder's text given the empty source.
 
 A row's surprisal is its word's in its text; a previous word (``prev_item`` and ``prev_word``) is read from
@@ -88,7 +89,8 @@ def sentence_plan(
 def pllscore_scorer(model: Any, tokenizer: Any, backend: str, name: str | None = None) -> Any:
     """The pllscore scorer of ``model`` for a BabyLM backend."""
     cls, own = SCORERS[KINDS[reading_backend(backend)]]
-    return cls(model, tokenizer, name=name, **({"metric": "word-l2r"} if "metric" in own else {}))
+    masked = {"metric": "word-l2r", "mask_by": "words"} if "metric" in own else {}
+    return cls(model, tokenizer, name=name, **masked)
 
 
 def pllscore_surprisals(
