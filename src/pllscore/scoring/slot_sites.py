@@ -171,7 +171,7 @@ class Sites:
         """The read of ``level="token"``: the next token after the context (causal), or the fill-mask
         pipeline's read (masked): the text with the tokenizer's mask token written in the slot, encoded as
         the pipeline encodes it (so a slot glued to its neighbours reads them as the pipeline does:
-        ``The [MASK] s are here .``)."""
+        ``The [MASK] s are here .``); an MNTP reading reads it one position before the mask."""
         if self.causal:
             left = self.left[text]
             return Read(left, len(left) - 1, None, top, entropy=True)
