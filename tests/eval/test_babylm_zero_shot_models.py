@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 import torch
 
+from pllscore.errors import InputError
 from pllscore.eval.babylm.zero_shot import prepare_zero_shot
 from pllscore.scoring.seq2seq import Seq2SeqScorer
 from tests.eval.babylm_naive import naive_task_scores
@@ -195,3 +196,21 @@ def test_pllscore_convention_seq2seq_and_texts(t5_extra, data: Path) -> None:
     item = prepared.items[0]
     ref = scorer.score([c.strip() for c in item.completions], context=item.prefixes[0], progress=False)
     np.testing.assert_allclose(scores[0], [r.total for r in ref], rtol=1e-6)
+
+
+def test_a_sentence_longer_than_the_model_is_named(causal_models, tmp_path: Path) -> None:
+    model, tok = causal_models["gpt2-bpe"]  # 64 positions
+    long = " ".join(["the cat sat on the mat"] * 30) + "."
+    folder = tmp_path / "b"
+    folder.mkdir()
+    (folder / "x.jsonl").write_text(
+        json.dumps({"sentence_good": "The cat sat.", "sentence_bad": "Cat the sat."})
+        + "\n"
+        + json.dumps({"sentence_good": long, "sentence_bad": "The mat."})
+        + "\n"
+    )
+    prepared = prepare_zero_shot("blimp", folder, tok, "causal")
+    with pytest.raises(
+        InputError, match=r"x\.jsonl:2: a sentence of \d+ tokens is longer than the model's 64 positions"
+    ):
+        prepared.run(model)

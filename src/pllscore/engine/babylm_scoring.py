@@ -36,9 +36,14 @@ def temperature_range(minimum: float = 1.0, maximum: float | None = None, interv
     return torch.arange(minimum, maximum + interval, interval).clamp(min=1e-6).tolist()
 
 
+def _split(model: Any, kind: str) -> tuple[Any, Callable[[torch.Tensor], Any]] | None:
+    """(body, LM head) where the model splits so (an encoder-decoder never does here), else None."""
+    return split_causal_lm(model) if kind == "causal" else split_masked_lm(model) if kind == "masked" else None
+
+
 def _hidden_and_head(model: Any, kind: str) -> tuple[Callable[..., torch.Tensor], Callable[[torch.Tensor], Any]]:
     """(inputs -> per-position outputs, outputs at the read rows -> logits) for ``model``."""
-    split = split_causal_lm(model) if kind == "causal" else split_masked_lm(model) if kind == "masked" else None
+    split = _split(model, kind)
     if split is None:
         return (lambda **inputs: model(**inputs).logits), (lambda rows: rows)
     body, head = split
@@ -98,6 +103,10 @@ def read_all(
     ``"masked"`` or ``"seq2seq"``). Batches hold at most ``max_rows`` reads and ``max_tokens`` padded
     tokens; ``progress`` is told how many reads each batch finished."""
     out: list[np.ndarray] = [np.empty((len(temperatures), 0), dtype=np.float32)] * len(reads)
+    if _split(model, kind) is None:
+        # the whole model's logits at every position: the budget bounds them (about 512 MiB of float32)
+        vocab = int(getattr(model.config, "vocab_size", 0) or 1)
+        max_tokens = max(1, min(max_tokens, (1 << 27) // vocab))
     lengths = [r.length for r in reads]
     todo = [i for i, r in enumerate(reads) if r.at]
     batches = pack([lengths[i] for i in todo], max_tokens) if todo else []

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from pllscore.engine.babylm_scoring import read_all, temperature_range
+from pllscore.engine.loading import max_input_length
 from pllscore.errors import InputError, ModelError
 from pllscore.eval.babylm.tasks_data import TASKS_SENTENCE, read_task
 from pllscore.eval.babylm.zero_shot_pll import pll_scores, pll_texts
@@ -142,6 +143,7 @@ class PreparedTask:
             if progress is not None:
                 progress(self.n_items)
             return out
+        self._check_lengths(model)
         told = _Progress(self.n_items, len(self.plan.reads), progress)
         values = read_all(
             model,
@@ -162,6 +164,21 @@ class PreparedTask:
                 per_item.append(np.array(sums, dtype=np.float32))
             out.append(per_item)
         return out
+
+    def _check_lengths(self, model: Any) -> None:
+        """Refuse, naming the item, a read longer than the model's positions (the official code fails there)."""
+        assert self.plan is not None
+        limit = max_input_length(model.config, None)
+        if limit is None or self.backend.startswith("enc_dec"):
+            return
+        too_long = {k for k, r in enumerate(self.plan.reads) if len(r.ids) > limit}
+        for item, sentences in zip(self.items, self.plan.sentences):
+            for reads in sentences:
+                for k in too_long.intersection(reads):
+                    raise InputError(
+                        f"{item.where}: a sentence of {len(self.plan.reads[k].ids)} tokens is longer than the "
+                        f"model's {limit} positions; shorten it or leave the item out"
+                    )
 
 
 class _Progress:
