@@ -360,3 +360,37 @@ def test_the_ray_engine_writes_the_same_files(checkpoints_folder: Path, tmp_path
                              revisions=revisions, engine="ray", ray=RaySettings(workers=2), device="cpu")  # fmt: skip
     assert sorted(on_ray.ran) == sorted(local.ran)
     assert _tree(tmp_path / "ray" / "tiny-run") == _tree(tmp_path / "local" / "tiny-run")
+
+
+def test_a_ray_actors_job_pickles_and_gives_the_local_files(
+    checkpoints_folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What an actor runs (:func:`on_actor` on the scorer it loaded, the job sent through pickle) writes the files of
+    the local engine; a checkpoint whose tokenizer is not the one the driver prepared with is prepared again."""
+    import pickle
+
+    from pllscore.eval.babylm import on_ray
+    from pllscore.eval.babylm.checkpoints import checkpoints
+    from pllscore.eval.babylm.layout import find_tasks, select
+    from pllscore.eval.babylm.on_ray import Job, on_actor
+    from pllscore.eval.babylm.records import Unit
+    from pllscore.eval.babylm.tasks import RunOptions, prepare_task, tokenizer_key
+
+    local = pllscore.babylm(checkpoints_folder, FAST, tmp_path / "local", backend="causal", tasks=QUICK,
+                            revisions=["chck_10M"], device="cpu")  # fmt: skip
+    ck = checkpoints(checkpoints_folder, ["chck_10M"])[0]
+    tasks = select(find_tasks(FAST)[0], [QUICK])
+    scorer = pllscore.load(ck.source, device="cpu", kind="causal")
+    prepared = {("babylm", t.folder): prepare_task(t, scorer.tokenizer, "causal", "babylm") for t in tasks}
+    units = tuple(Unit(ck, "babylm", t) for t in tasks)
+    options = RunOptions("causal", (1.0,))
+    again: list[str] = []
+    monkeypatch.setattr(on_ray, "prepare_task", lambda t, *a: again.append(t.folder) or prepare_task(t, *a))
+    for key in (tokenizer_key(scorer.tokenizer), "another tokenizer's"):
+        job = pickle.loads(pickle.dumps(Job(units, prepared, key, options)))
+        for unit, result in zip(units, on_actor(scorer, job)):
+            out = tmp_path / key[:8] / unit.task.folder
+            result.write(out)
+            official = local.output / "chck_10M" / "zero_shot" / "causal" / unit.task.task / unit.task.folder
+            assert _tree(out) == _tree(official)
+    assert again == [t.folder for t in tasks]  # only for the job prepared with another tokenizer
