@@ -247,3 +247,20 @@ def test_wug_probabilities_equal_the_official_pipelines_mntp_backend(shared_bert
     prob = 1 / (1 + np.exp(totals[:, 1] - totals[:, 0]))
     np.testing.assert_allclose(prob, [w["prob"] for w in want], atol=1e-5, rtol=0)
     assert [p[int(t[1] > t[0])] for p, t in zip(pairs, totals)] == [w["pred"] for w in want]
+
+
+@pytest.mark.shared
+def test_lm_eval_adapter_takes_kind_mntp(shared_bert):
+    pytest.importorskip("lm_eval")
+    from lm_eval.api.instance import Instance
+
+    from pllscore.integrations.lm_eval import PllscoreLM
+
+    lm = PllscoreLM(pretrained=str(TINY_BERT), kind="mntp", metric="original", device="cpu")
+    assert lm.scorer.kind == "mntp"
+    pairs = [("The cat", " sat on the mat."), ("", "A dog ran.")]
+    got = lm.loglikelihood([Instance("loglikelihood", {}, p, i) for i, p in enumerate(pairs)])
+    scorer = pllscore.load(TINY_BERT, kind="mntp", device="cpu")
+    for (context, text), (lp, _) in zip(pairs, got):
+        want = scorer.score(text, context=context or None, sep="", metric="original", convention="lm-eval")[0]
+        assert lp == pytest.approx(want.total, abs=ATOL)

@@ -81,6 +81,7 @@ class PllscoreLM(LM):
         self,
         pretrained: Any,
         metric: str = DEFAULT_METRIC,
+        kind: str | None = None,
         dtype: str | None = None,
         autocast: bool | str = False,
         device: str | None = None,
@@ -100,15 +101,16 @@ class PllscoreLM(LM):
         super().__init__()
         if unknown:
             raise InputError(
-                f"unknown model_args {', '.join(sorted(unknown))} for pllscore; known: pretrained, metric, dtype, "
-                "autocast, device, device_map, max_memory, offload_folder, max_tokens, revision, trust_remote_code, "
-                "long, stride, greedy"
+                f"unknown model_args {', '.join(sorted(unknown))} for pllscore; known: pretrained, metric, kind, "
+                "dtype, autocast, device, device_map, max_memory, offload_folder, max_tokens, revision, "
+                "trust_remote_code, long, stride, greedy"
             )
         from pllscore.eval.settings import load_scorers
         from pllscore.settings import ModelSettings, TableSettings, TextSettings
 
         self.settings = ModelSettings(
             model=pretrained,
+            kind=kind,
             device=(device or "auto") if device_map is None else "auto",  # lm-eval's --device: the map places it
             dtype=dtype,
             autocast=_flag("autocast", autocast),
