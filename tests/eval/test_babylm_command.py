@@ -394,3 +394,22 @@ def test_a_ray_actors_job_pickles_and_gives_the_local_files(
             official = local.output / "chck_10M" / "zero_shot" / "causal" / unit.task.task / unit.task.folder
             assert _tree(out) == _tree(official)
     assert again == [t.folder for t in tasks]  # only for the job prepared with another tokenizer
+
+
+def test_a_temperature_range_runs_as_the_official_one(tmp_path: Path) -> None:
+    """--min/--max-temperature/--temperature-interval reach the task as the official range (float32 arange)."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from pllscore.engine.babylm_scoring import temperature_range
+    from pllscore.eval.babylm.zero_shot import prepare_zero_shot
+
+    result = pllscore.babylm(TINY_GPT2, FAST, tmp_path, backend="causal", tasks="wug_adj", min_temperature=0.5,
+                             max_temperature=2.0, temperature_interval=0.5)  # fmt: skip
+    record = json.loads(next((tmp_path / "tiny-gpt2" / ".pllscore").rglob("*.json")).read_text())
+    assert record["settings"]["temperatures"] == [0.5, 1.0, 1.5, 2.0] == temperature_range(0.5, 2.0, 0.5)
+    model, tokenizer = AutoModelForCausalLM.from_pretrained(TINY_GPT2).eval(), AutoTokenizer.from_pretrained(TINY_GPT2)
+    direct = prepare_zero_shot("wug_adj", FAST / "wug_adj_nominalization", tokenizer, "causal")
+    direct.run(model, temperatures=[0.5, 1.0, 1.5, 2.0]).write(tmp_path / "direct")
+    ours = result.output / "main" / "zero_shot" / "causal" / "wug_adj" / "wug_adj_nominalization"
+    assert _tree(ours) == _tree(tmp_path / "direct")
+    assert (tmp_path / "direct" / "best_temperature_report.txt").read_text().startswith("TEMPERATURE: ")

@@ -157,20 +157,6 @@ def test_hub_revisions_are_checked_against_the_hubs_branches_or_the_cache(monkey
     assert checkpoints("org/model") == [Checkpoint("main", "org/model", None)]
 
 
-@pytest.mark.parametrize(
-    "lo,hi,step", [(1.0, None, 0.05), (1.0, 2.0, 0.05), (0.5, 3.0, 0.1), (1.0, 1.0, 0.05), (0.7, 1.3, 0.1),
-                   (0.3, 7.7, 0.07)],
-)  # fmt: skip
-def test_temperatures_are_as_many_as_the_official_arange(lo: float, hi: float | None, step: float) -> None:
-    import torch
-
-    official = [lo] if hi is None else torch.arange(lo, hi + step, step).tolist()
-    ours = BabylmSettings(backend="causal", min_temperature=lo, max_temperature=hi,
-                          temperature_interval=step).temperatures()  # fmt: skip
-    assert len(ours) == len(official)
-    assert all(math.isclose(a, b, rel_tol=1e-6) for a, b in zip(ours, official))
-
-
 def test_settings_refuse_bad_values_in_one_line() -> None:
     with pytest.raises(InputError, match="no --backend given; choose causal, mlm, mntp, enc_dec_mask"):
         BabylmSettings()

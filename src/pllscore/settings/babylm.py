@@ -126,14 +126,3 @@ class BabylmSettings(Settings):
     def conventions(self) -> tuple[str, ...]:
         """The conventions to run, the official first."""
         return ("babylm", "pllscore") if self.convention == "both" else (self.convention,)
-
-    def temperatures(self) -> list[float]:
-        """The temperatures, as many as the official pipeline lists: ``min``, then up to ``max`` in steps of
-        ``interval`` (one past ``max`` where float rounding puts it there, as the pipeline's ``arange`` does).
-        Computed in double precision (``1.45``); the official pipeline's float32
-        ``torch.arange`` can be one float32 step off (``1.4499999``), which no printed figure shows."""
-        lo, hi, step = self.min_temperature, self.max_temperature, self.temperature_interval
-        if hi is None:
-            return [lo]
-        n = max(1, math.ceil((hi + step - lo) / step))  # the official count, float error included
-        return [round(lo + i * step, 10) for i in range(n)]

@@ -90,7 +90,11 @@ class _Run:
         self.root = self.output / self.name
         self.backend: str = settings.backend  # type: ignore[assignment]
         self.records = Records(self.root, self.backend)
-        self.options = RunOptions(self.backend, tuple(settings.temperatures()), settings.batch_size)
+        from pllscore.engine.babylm_scoring import temperature_range
+
+        temperatures = temperature_range(settings.min_temperature, settings.max_temperature,
+                                         settings.temperature_interval)  # fmt: skip
+        self.options = RunOptions(self.backend, tuple(temperatures), settings.batch_size)
         self.units = [Unit(ck, c, t) for ck in self.checkpoints for c in settings.conventions() for t in self.tasks]
         self._models: dict[Checkpoint, str] = {}
         self._data = {t.folder: data_fingerprint(t) for t in self.tasks}
