@@ -4,19 +4,65 @@
 stop_pll <- function(message, type = "PllscoreError") {
   stop(structure(
     class = c("pllscore_error", "error", "condition"),
-    list(message = message, call = NULL, type = type)
+    list(message = r_terms(message), call = NULL, type = type)
   ))
 }
 
-# f(...) in Python; a pllscore error is an R error of class pllscore_error with its one line
+warn_pll <- function(message, type = "PllscoreWarning") {
+  warning(structure(
+    class = c("pllscore_warning", "warning", "condition"),
+    list(message = r_terms(message), call = NULL, type = type)
+  ))
+}
+
+# what a message names that the user never gave: the CSV file a data.frame crossed to Python in
+r_terms <- function(message) {
+  temp <- gsub("([][{}()+*^$|\\\\?.])", "\\\\\\1", tempdir())
+  gsub(sprintf("'?%s/file[0-9a-f]+[.][a-z]+'?", temp), "the data frame given", message)
+}
+
+# f(...) in Python; an error is an R error of class pllscore_error with its one line in R's terms, pllscore's
+# warnings R warnings of class pllscore_warning (inst/python/pllscore_r.py's call)
 pll_call <- function(f, ...) {
   pll_py()
+  check_options(f, names(list(...)))
   out <- .pll$bridge$call(f, ...)
-  ok <- reticulate::py_to_r(out$`__getitem__`(0L))
-  if (!ok) {
-    stop_pll(reticulate::py_to_r(out$`__getitem__`(2L)), reticulate::py_to_r(out$`__getitem__`(1L)))
+  item <- function(i) out$`__getitem__`(as.integer(i))
+  ok <- reticulate::py_to_r(item(0L))
+  for (w in reticulate::py_to_r(item(if (ok) 2L else 3L))) warn_pll(w[[2]], w[[1]])
+  if (!ok) stop_pll(reticulate::py_to_r(item(2L)), reticulate::py_to_r(item(1L)))
+  item(1L)
+}
+
+# an option the Python function does not take: one line naming the R function called and what it takes
+check_options <- function(f, given) {
+  given <- given[nzchar(given)]
+  if (!length(given)) return(invisible())
+  takes <- reticulate::py_to_r(.pll$bridge$keywords(f))
+  if (is.null(takes)) return(invisible())
+  unknown <- setdiff(given, unlist(takes))
+  if (!length(unknown)) return(invisible())
+  caller <- r_caller()
+  loads <- unlist(reticulate::py_to_r(.pll$bridge$keywords(.pll$pllscore$load)))
+  hint <- if (caller != "pll_model" && unknown[1] %in% loads) {
+    sprintf("; %s is an argument of pll_model(): load the model with it, pll_model(name, %s = ...)", unknown[1], unknown[1])
+  } else {
+    r_args <- if (caller == "this function") character() else names(formals(getExportedValue("pllscore", caller)))
+    r_args <- setdiff(r_args, "...")
+    sprintf("; it takes %s", paste(unique(c(r_args, unlist(takes))), collapse = ", "))
   }
-  out$`__getitem__`(1L)
+  stop_pll(sprintf("%s() has no argument %s%s", caller, paste(unknown, collapse = ", "), hint), "InputError")
+}
+
+# the exported function the user called (the outermost on the stack)
+r_caller <- function() {
+  exported <- getNamespaceExports("pllscore")
+  for (call in sys.calls()) {
+    fn <- call[[1]]
+    name <- if (is.name(fn)) as.character(fn) else if (is.call(fn) && length(fn) == 3) as.character(fn[[3]]) else ""
+    if (length(name) == 1 && name %in% exported) return(name)
+  }
+  "this function"
 }
 
 # column names that need no backticks: `surprisal:tiny-gpt2` -> surprisal_tiny_gpt2

@@ -107,7 +107,7 @@ pll_blimp <- function(data, models, paradigms = NULL, limit = NULL, metrics = NU
     data <- models
     models <- swapped
   }
-  run_blimp <- reticulate::import("pllscore.eval.runs", convert = FALSE)$run_blimp
+  run_blimp <- pll_import("pllscore.eval.runs")$run_blimp
   scorers <- lapply(model_list(models), function(m) as_model(m)$scorer)
   result <- pll_call(
     run_blimp, scorers, data = path_arg(data, "data"), paradigms = if (is.null(paradigms)) NULL else as.list(paradigms),
@@ -143,7 +143,7 @@ pll_blimp <- function(data, models, paradigms = NULL, limit = NULL, metrics = NU
 #' @export
 pll_pairs <- function(data, models, good, bad, group = NULL, metrics = NULL, output = NULL, ...,
                       progress = interactive()) {
-  run_pairs <- reticulate::import("pllscore.eval.runs", convert = FALSE)$run_pairs
+  run_pairs <- pll_import("pllscore.eval.runs")$run_pairs
   file <- if (is.data.frame(data)) {
     path <- tempfile(fileext = ".csv")
     on.exit(unlink(path), add = TRUE)
@@ -185,7 +185,7 @@ eval_frames <- function(result, value, by = NULL, order = NULL) {
 }
 
 blimp_phenomena <- function() {
-  as.character(unlist(reticulate::py_to_r(reticulate::import("pllscore.eval.blimp", convert = FALSE)$PHENOMENA)))
+  as.character(unlist(reticulate::py_to_r(pll_import("pllscore.eval.blimp")$PHENOMENA)))
 }
 
 # pll_blimp(models, data), the order of earlier versions: models first, then the BLiMP folder

@@ -5,20 +5,133 @@ Python lists (reticulate 1.28 converts neither pandas 3 frames nor numpy 2 array
 
 from __future__ import annotations
 
+import ctypes
+import importlib.util
+import inspect
 import math
+import os
+import re
+import sys
+import warnings
 from typing import Any
 
 INT32 = 2**31 - 1
 
+#: command-line flags whose R argument has another name
+R_ARGUMENTS = {
+    "model": "models",
+    "text-column": "text",
+    "position-column": "position",
+    "word-column": "word",
+    "subject-column": "subject",
+    "o/--output": "output",
+}
+#: flags that are switches, in R an argument set to TRUE
+R_SWITCHES = {"force", "resume", "aggregate", "allow-gaps"}
+R_CONSTANTS = {"True": "TRUE", "False": "FALSE", "None": "NULL"}
+
+
+def bind_torch_blas() -> str:
+    """Load torch's CPU library before torch is imported, its symbols bound to its own first (``RTLD_DEEPBIND``).
+
+    R's library links a BLAS (``libblas.so.3``: reference BLAS, OpenBLAS, ...) and R loads it into the process
+    before Python starts; without this, torch's calls of ``sgemm_`` and the other BLAS and LAPACK routines it
+    carries would bind to R's (other numbers than a Python process's, and several times slower). Returns ``""``, or
+    why the binding could not be made (torch already imported with another BLAS in the process)."""
+    deepbind = getattr(os, "RTLD_DEEPBIND", None)
+    if deepbind is None or not sys.platform.startswith("linux"):
+        return ""  # elsewhere each library's symbols are its own already (macOS's two-level namespace, Windows)
+    if "torch" in sys.modules:
+        return _foreign_blas()
+    spec = importlib.util.find_spec("torch")
+    if spec is None or not spec.submodule_search_locations:
+        return ""
+    library = os.path.join(list(spec.submodule_search_locations)[0], "lib", "libtorch_cpu.so")
+    if os.path.exists(library):
+        # local, so that torch's BLAS does not in turn take over R's own matrix products
+        ctypes.CDLL(library, mode=os.RTLD_NOW | os.RTLD_LOCAL | deepbind)
+    return ""
+
+
+def _foreign_blas() -> str:
+    """Why torch, imported before pllscore's R package could bind it, may multiply with another library's BLAS."""
+    process = ctypes.CDLL(None)
+    if not hasattr(process, "sgemm_"):
+        return ""
+    return (
+        "torch was imported in this R session's Python before pllscore, where R's BLAS can take over its matrix "
+        "products (other numbers than Python's, and slower); restart R and call a pllscore function first"
+    )
+
+
+def r_message(message: str) -> str:
+    """A pllscore message in R's terms: texts, contexts and words counted from 1, Python keywords as R
+    arguments (``long='window'`` -> ``long = "window"``), command-line flags as the R functions' arguments."""
+
+    def plus_one(m: re.Match[str]) -> str:
+        if m.group(1) is not None:
+            return f"word {int(m.group(1)) + 1} of text {int(m.group(2)) + 1}"
+        return f"{m.group(3)} {int(m.group(4)) + 1}"
+
+    message = re.sub(r"\bword (\d+) of text (\d+)\b|\b(text|context) (\d+)\b", plus_one, message)
+
+    def keyword(m: re.Match[str]) -> str:
+        value = m.group(2)
+        if value.startswith("'") and value.endswith("'"):
+            value = '"' + value[1:-1] + '"'
+        return f"{m.group(1)} = {R_CONSTANTS.get(value, value)}"
+
+    message = re.sub(r"(?<![\w.=-])([a-z_]+)=('[^']*'|True|False|None|-?\d+(?:\.\d+)?)", keyword, message)
+
+    def flag(m: re.Match[str]) -> str:
+        name = m.group(1)
+        if name in R_SWITCHES:
+            return f"{name.replace('-', '_')} = TRUE"
+        return f"{R_ARGUMENTS.get(name, name.replace('-', '_'))} ="
+
+    message = re.sub(r"\bpass --([a-z][a-z-]*) with\b", lambda m: f"give {flag(m)}", message)
+    return re.sub(r"(?<![\w-])-?-(o/--output|[a-z][a-z-]*[a-z])\b", flag, message)
+
 
 def call(f: Any, *args: Any, **kwargs: Any) -> tuple[Any, ...]:
-    """``(True, value)``, or ``(False, error type, message)`` for a pllscore error (any other error is raised)."""
+    """``(True, value, warnings)``, or ``(False, error type, message, warnings)`` for an error, its message in R's
+    terms (:func:`r_message`); ``warnings`` are pllscore's warnings raised on the way, as ``(type, message)``,
+    for R to raise as R warnings (others are shown as Python shows them)."""
     from pllscore.errors import PllscoreError
 
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("default")
+        try:
+            out: tuple[Any, ...] = (True, f(*args, **kwargs))
+        except PllscoreError as e:
+            out = (False, type(e).__name__, r_message(str(e)))
+        except Exception as e:  # not pllscore's: still one line in R, with its Python type
+            out = (False, type(e).__name__, f"{type(e).__name__}: {r_message(str(e))}")
+    relayed = []
+    for w in caught:
+        if _is_pllscore(w):
+            relayed.append((w.category.__name__, r_message(str(w.message))))
+        else:
+            warnings.showwarning(w.message, w.category, w.filename, w.lineno)
+    return (*out, relayed)
+
+
+def _is_pllscore(w: warnings.WarningMessage) -> bool:
+    """A warning of pllscore's: its type or the code that raised it is pllscore's."""
+    package = os.path.dirname(importlib.util.find_spec("pllscore").origin or "")  # type: ignore[union-attr]
+    return w.category.__module__.startswith("pllscore") or os.path.abspath(w.filename).startswith(package)
+
+
+def keywords(f: Any) -> list[str] | None:
+    """The keyword arguments ``f`` takes, or ``None`` where it takes any (``**options``)."""
     try:
-        return (True, f(*args, **kwargs))
-    except PllscoreError as e:
-        return (False, type(e).__name__, str(e))
+        parameters = inspect.signature(f).parameters.values()
+    except (TypeError, ValueError):
+        return None
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters):
+        return None
+    kinds = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    return [p.name for p in parameters if p.kind in kinds and p.name != "self"]
 
 
 def columns(frame: Any) -> list[tuple[str, str, list[Any], list[int], list[str]]]:
@@ -79,7 +192,9 @@ def frame(names: list[str], kinds: list[str], values: list[list[Any]], nas: list
         vals = list(vals) if isinstance(vals, (list, tuple)) else [vals]
         missing = set(int(i) for i in (na if isinstance(na, (list, tuple)) else [na]))
         if kind == "double":
-            data[name] = pd.Series([math.nan if i in missing else float(v) for i, v in enumerate(vals)], dtype="float64")
+            data[name] = pd.Series(
+                [math.nan if i in missing else float(v) for i, v in enumerate(vals)], dtype="float64"
+            )
         elif kind == "integer":
             cells = [None if i in missing else int(v) for i, v in enumerate(vals)]
             data[name] = pd.Series(cells, dtype="Int64" if missing else "int64")

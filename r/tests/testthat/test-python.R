@@ -48,7 +48,8 @@ test_that("a Python without pllscore is one R error naming the fix", {
   ))
   error <- grep("^Error", out, value = TRUE)
   expect_length(error, 1)
-  expect_match(error, "pllscore is not installed in the Python R uses .*pip install pllscore.*PLLSCORE_PYTHON")
+  expect_match(error, "pllscore is not installed in the Python R uses .*run pll_install\\(.*make r.*PLLSCORE_PYTHON")
+  expect_false(grepl("pip install pllscore", error, fixed = TRUE))  # not on the Python Package Index
   expect_false(any(grepl("Traceback", out)))
 })
 
@@ -64,4 +65,41 @@ test_that("PLLSCORE_PYTHON is kept as given, its link not resolved (a venv's pyt
     unlink(c(link, target))
   })
   expect_equal(pllscore:::find_python()$path, link)
+})
+
+test_that("pll_install makes an environment that a new session then finds", {
+  need_pllscore()
+  # a stand-in for pllscore's wheel (its own is a build and a download away): pip installs it offline
+  dir <- file.path(tempdir(), "pll-install")
+  dir.create(dir, showWarnings = FALSE)
+  on.exit(unlink(dir, recursive = TRUE))
+  wheel <- file.path(dir, "pllscore-0.0.1-py3-none-any.whl")
+  make <- paste(
+    "import sys, zipfile",
+    "files = {'pllscore/__init__.py': '__version__ = \"0.0.1\"\\n',",
+    "  'pllscore-0.0.1.dist-info/METADATA': 'Metadata-Version: 2.1\\nName: pllscore\\nVersion: 0.0.1\\n',",
+    "  'pllscore-0.0.1.dist-info/WHEEL': 'Wheel-Version: 1.0\\nGenerator: test\\nRoot-Is-Purelib: true\\nTag: py3-none-any\\n'}",
+    "files['pllscore-0.0.1.dist-info/RECORD'] = ''.join(name + ',,\\n' for name in [*files, 'pllscore-0.0.1.dist-info/RECORD'])",
+    "with zipfile.ZipFile(sys.argv[1], 'w') as z: [z.writestr(n, t) for n, t in files.items()]",
+    sep = "\n"
+  )
+  system2(reticulate::py_exe(), c("-c", shQuote(make), shQuote(wheel)))
+  env <- file.path(dir, "venv")
+  python <- suppressMessages(pll_install(wheel, envname = env, python = reticulate::py_exe(),
+                                          pip_args = c("--no-index", "--no-deps", "--quiet")))
+  expect_equal(python, pllscore:::venv_python(env))
+  code <- sprintf("setwd(tempdir()); options(pllscore.install_dir = '%s'); print(pllscore::pll_python())", env)
+  out <- suppressWarnings(system2(
+    file.path(R.home("bin"), "Rscript"), c("-e", shQuote(code)), stdout = TRUE, stderr = TRUE,
+    env = c(paste0("R_LIBS=", paste(.libPaths(), collapse = ":")), "PLLSCORE_PYTHON=", "RETICULATE_PYTHON=")
+  ))
+  out <- paste(out, collapse = "\n")
+  expect_match(out, "pllscore 0.0.1 on Python 3")
+  expect_match(out, "pll_install\\(\\)'s environment")
+})
+
+test_that("pll_install outside a checkout asks for one (pllscore is not on the Python Package Index)", {
+  old <- setwd(tempdir())
+  on.exit(setwd(old))
+  expect_error(pll_install(), "no pllscore checkout holds the working directory; give source = ", class = "pllscore_error")
 })
