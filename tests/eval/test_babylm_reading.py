@@ -134,15 +134,21 @@ def test_regressions_from_the_official_surprisals_equal_its_files(backend):
 
 
 def _against_naive(backend: str, model, tok, csv: Path = CSV) -> None:
-    rows = []
-    hook = model.register_forward_pre_hook(lambda m, a, kw: rows.append(len(kw["input_ids"])), with_kwargs=True)
+    rows, heads = [], []
+    hooks = [
+        model.register_forward_pre_hook(lambda m, a, kw: rows.append(len(kw["input_ids"])), with_kwargs=True),
+        model.get_output_embeddings().register_forward_hook(lambda m, a, out: heads.append(tuple(out.shape[:2]))),
+    ]
     try:
         prepared = prepare_reading(csv, tok, backend)
         result = prepared.run(model, batch_size=7)
     finally:
-        hook.remove()
+        for hook in hooks:
+            hook.remove()
     assert sum(rows) == prepared.n_items  # each distinct input once
     assert max(rows) <= 7
+    # the LM head ran on the read positions alone, one row of them per batch
+    assert {b for b, _ in heads} == {1} and sum(n for _, n in heads) == len(prepared.plan.reads)
     pred, prev = naive.official_surprisals(csv, "enc_dec" if backend.startswith("enc_dec") else backend, model, tok)
     assert _close(result.frame["pred"], pred, TOL)
     assert _close(result.frame["prev_pred"], prev, TOL)

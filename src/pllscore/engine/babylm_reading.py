@@ -13,7 +13,8 @@ on its one start token.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -85,11 +86,38 @@ def _batch(model: Any, plan: ReadPlan, batch: np.ndarray, reads: list[int], pad_
     if plan.backend == "enc_dec":
         start = torch.full((len(batch), 1), int(plan.decoder_start or 0), dtype=torch.long, device=device)
         inputs.update(decoder_input_ids=start, decoder_attention_mask=torch.ones_like(start))
-    output = model(**inputs)
+    rows = torch.tensor([slot[plan.reads[k][0]] for k in reads], dtype=torch.long)
+    cols = torch.tensor([plan.reads[k][1] for k in reads], dtype=torch.long)
+    targets = torch.tensor([plan.reads[k][2] for k in reads], dtype=torch.long)
+    shape = (len(batch), 1 if plan.backend == "enc_dec" else width)
+    with _head_at(model, rows, cols, shape) as fired:
+        output = model(**inputs)
     logits = output.logits if hasattr(output, "logits") else output[0]
-    rows = torch.tensor([slot[plan.reads[k][0]] for k in reads], dtype=torch.long, device=logits.device)
-    cols = torch.tensor([plan.reads[k][1] for k in reads], dtype=torch.long, device=logits.device)
-    targets = torch.tensor([plan.reads[k][2] for k in reads], dtype=torch.long, device=logits.device)
-    picked = logits[rows, cols].float()  # the official softmax runs over float32 logits
-    probs = torch.softmax(picked, dim=-1).gather(-1, targets[:, None])[:, 0]
-    return probs.cpu().double().numpy()
+    # the head saw the read positions only (one row of them), or every position
+    picked = logits[0] if fired else logits[rows.to(logits.device), cols.to(logits.device)]
+    probs = torch.softmax(picked.float(), dim=-1)  # the official softmax runs over float32 logits
+    return probs.gather(-1, targets.to(probs.device)[:, None])[:, 0].cpu().double().numpy()
+
+
+@contextlib.contextmanager
+def _head_at(model: Any, rows: torch.Tensor, cols: torch.Tensor, shape: tuple[int, int]) -> Iterator[list[bool]]:
+    """While the model runs, its output embeddings (the LM head's projection) see only the hidden states at
+    (``rows``, ``cols``), as one row: the head over the vocabulary costs as much as a small model's body, and a
+    masked LM's input is read at one position. Yields a list that holds True once the head was so fed; a model
+    whose head is not a module taking (batch, position, feature) states computes every position as usual."""
+    fired: list[bool] = []
+
+    def only_read(module: Any, args: tuple[Any, ...]) -> tuple[Any, ...] | None:
+        h = args[0] if args else None
+        if fired or not isinstance(h, torch.Tensor) or h.dim() != 3 or tuple(h.shape[:2]) != shape:
+            return None
+        fired.append(True)
+        return (h[rows.to(h.device), cols.to(h.device)][None], *args[1:])
+
+    head = model.get_output_embeddings() if hasattr(model, "get_output_embeddings") else None
+    hook = head.register_forward_pre_hook(only_read) if isinstance(head, torch.nn.Module) else None
+    try:
+        yield fired
+    finally:
+        if hook is not None:
+            hook.remove()

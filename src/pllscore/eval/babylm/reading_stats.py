@@ -144,12 +144,12 @@ def _fit(frame: pd.DataFrame, dv: str, predictors: Sequence[str]) -> tuple[dict[
     the same numbers, without parsing 44 formulas, which took most of the fits' time); each fit on the rows where
     its own columns are all present.
     """
-    import statsmodels.api as sm
+    from statsmodels.regression.linear_model import OLS  # lighter than statsmodels.api, the same class
 
     plain = frame[[dv, *predictors]].dropna()
     rows = frame[["pred", dv, *predictors]].dropna()
-    base = sm.OLS(plain[dv].to_numpy(dtype=float), _design(plain, predictors, False)).fit()
-    full = sm.OLS(rows[dv].to_numpy(dtype=float), _design(rows, predictors, True)).fit()
+    base = OLS(plain[dv].to_numpy(dtype=float), _design(plain, predictors, False)).fit()
+    full = OLS(rows[dv].to_numpy(dtype=float), _design(rows, predictors, True)).fit()
     r2_base, r2 = float(base.rsquared), float(full.rsquared)
     if not r2_base < 1:
         raise InputError(
