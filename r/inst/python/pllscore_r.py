@@ -255,10 +255,12 @@ def eval_summary(table: Any, value: str, by: str | None, order: list[str] | None
     """One row per model and metric: ``overall`` (the mean of ``value``: a pair's ``correct``, or a BLiMP
     paradigm's ``accuracy``), ``overall_<norm>`` per norm, and the mean per value of ``by`` (a group, a BLiMP
     phenomenon) for those present only, in ``order`` where given; proportions, not rounded."""
+    from pllscore.eval.pairs import norm_columns
+
     keys = ["model", *(["model_id"] if "model_id" in table.columns else []), "metric"]
     frame = table.copy()
     frame[value] = frame[value].astype(float)
-    norms = [c[len(value) + 1 :] for c in frame.columns if c.startswith(f"{value}_") and c != f"{value}_id"]
+    norms = norm_columns(frame)
     grouped = frame.groupby(keys, sort=False)
     out = grouped[value].mean().rename("overall").to_frame()
     for n in norms:
