@@ -253,3 +253,32 @@ def test_bad_backends_and_tokenizers(gpt2_tok):
         prepare_reading(CSV, gpt2_tok, "mlm")
     with pytest.raises(ModelError, match="neither a mask token nor additional special tokens"):
         prepare_reading(CSV, tf.t5_unigram(), "enc_dec_mask")
+
+
+def test_the_official_reads_by_hand():
+    """A word of two tokens, as the official code reads it: WordPiece's ``##terday`` decoded to the text
+    ``##terday``, read as its first token ``#`` after ``NoneYes``; GPT-2's ``ctor`` after ``Yesterday thedo``,
+    every context read inside the longest input that extends it."""
+    _need_shared()
+    from transformers import AutoTokenizer
+
+    from pllscore.plan.babylm_reading import plan_reads
+
+    bert = AutoTokenizer.from_pretrained(TINY_BERT)
+    for backend, back in (("mlm", 0), ("mntp", 1)):
+        plan = plan_reads([("None", "Yesterday")], bert, backend)
+        reads = [plan.reads[k] for k in plan.pairs[0]]
+        assert [bert.convert_ids_to_tokens(t) for _, _, t in reads] == ["Yes", "#"]
+        for (row, pos, _), context in zip(reads, ("None", "NoneYes")):
+            ids = plan.inputs[row]
+            assert bert.decode(ids) == f"[CLS] {context} [MASK] [MASK] [MASK] [SEP]"
+            assert pos == ids.index(bert.mask_token_id) - back
+    gpt2 = AutoTokenizer.from_pretrained(TINY_GPT2)
+    plan = plan_reads([("Yesterday the", "doctor"), ("Yesterday", "the")], gpt2, "causal")
+    reads = [plan.reads[k] for k in plan.pairs[0]]
+    assert [gpt2.decode(t) for _, _, t in reads] == ["do", "ctor"]
+    for (row, pos, _), context in zip(
+        [*reads, plan.reads[plan.pairs[1][0]]], ("Yesterday the", "Yesterday thedo", "Yesterday")
+    ):
+        assert gpt2.decode(plan.inputs[row][: pos + 1]) == context
+    assert plan.n_inputs == 1  # "Yesterday" and "Yesterday the" are read inside "Yesterday thedo"
