@@ -79,3 +79,14 @@ def test_cli_bad_inputs_are_one_line(args, words):
 def test_cli_causal_text_after_slot_is_one_line():
     done = run("predict", "-m", str(TINY_GPT2), "-t", "The ___ barked.")
     assert done.returncode == 1 and "has text after its slot" in done.stderr
+
+
+def test_cli_warnings_are_one_line_each(tmp_path):
+    words = tmp_path / "words.txt"
+    words.write_text("dog\n dog \ncat\n")
+    done = run("predict", "-m", str(TINY_BERT), "-t", FRAMES[0], "--candidates", str(words), "-q")
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.strip().splitlines() == [
+        "warning: 1 candidates repeat a word of the same text (text 0: 'dog'); each word is scored once"
+    ]
+    assert pd.read_csv(io.StringIO(done.stdout), sep="\t")["word"].tolist() == ["dog", "cat"]
