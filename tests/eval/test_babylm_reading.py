@@ -282,3 +282,21 @@ def test_the_official_reads_by_hand():
     ):
         assert gpt2.decode(plan.inputs[row][: pos + 1]) == context
     assert plan.n_inputs == 1  # "Yesterday" and "Yesterday the" are read inside "Yesterday thedo"
+
+
+def test_pllscore_sentences_from_rows():
+    """Rows whose words extend the row before make one text; a previous word found at the start of its row's text
+    is read there, else from a text of its own; a word holding whitespace is refused (its file line: row + 2)."""
+    from pllscore.eval.babylm.reading_pllscore import sentence_plan
+
+    nan = float("nan")
+    contexts = [None, "A", "A b", None, "The"]
+    words = ["A", "b", "c.", "The", "end"]
+    prev_contexts = [nan, nan, "A", nan, "Other"]
+    prev_words = [nan, nan, "b", nan, "thing"]
+    plan = sentence_plan(contexts, words, prev_contexts, prev_words)
+    assert plan.texts == [("A", "b", "c."), ("The", "end"), ("Other", "thing")]
+    assert plan.rows == [(0, 0), (0, 1), (0, 2), (1, 0), (1, 1)]
+    assert plan.prev == [None, None, (0, 1), None, (2, 1)]
+    with pytest.raises(InputError, match="line 4: the word 'c d' holds whitespace"):
+        sentence_plan(contexts[:3], ["A", "b", "c d"], prev_contexts[:3], prev_words[:3])
