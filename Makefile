@@ -1,5 +1,5 @@
 # Entry points: `make demo`, `make test`, `make docs`, `make test-real`, `make test-gpu`. Each creates .venv on first use.
-# `make r` installs R and the R package in r/ (docs/guide/r.md).
+# `make r` builds .venv (the Python side), installs R and the R package in r/ (docs/guide/r.md).
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -50,13 +50,14 @@ test: venv
 	@$(BIN)/python scripts/warm_bytecode.py & warm=$$!; scripts/check-install.sh; code=$$?; wait $$warm; exit $$code
 	$(if $(filter 0,$(TEST_WORKERS)),,OMP_NUM_THREADS=1 )$(BIN)/python -m pytest -q --durations=10 -n $(TEST_WORKERS) --dist loadscope --no-loadscope-reorder
 
-# R from Debian's packages, without their recommends (with them, 700 packages), when R or one of the packages the R
-# package needs is missing (under a minute), then the R package in r/ into R's site library (root) or the user's;
-# `make test` then runs its tests (tests/test_r.py). Where R is already installed, on any OS, `R CMD INSTALL r` is the
-# whole install.
+# The Python side (.venv, which the R package finds from this checkout), R from Debian's packages without their
+# recommends (with them, 700 packages) when R or one of the packages the R package needs is missing (under a
+# minute), then the R package in r/ into R's site library (root) or the user's: one command sets up both, and
+# `make test` then runs the R package's tests (tests/test_r.py). Where R is already installed, on any OS,
+# `R CMD INSTALL r` installs the R package, and pll_install() in R the Python side (docs/guide/r.md).
 R_DEBS := r-base-core r-cran-reticulate r-cran-testthat r-cran-lme4
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
-r:
+r: venv
 	@Rscript -e 'for (p in c("reticulate", "testthat", "lme4")) library(p, character.only = TRUE)' >/dev/null 2>&1 \
 	  || { $(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive \
 	       apt-get install -y -qq --no-install-recommends $(R_DEBS) >/dev/null; }

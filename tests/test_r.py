@@ -25,3 +25,12 @@ def test_r_package_tests_pass(tmp_path):
     done = subprocess.run(["Rscript", "-e", code], cwd=ROOT, capture_output=True, text=True, env=r_env(library))
     assert done.returncode == 0, done.stdout[-6000:] + done.stderr[-3000:]
     assert "R tests:" in done.stdout and " 0 failed, 0 skipped" in done.stdout
+
+
+def test_make_r_builds_the_python_side_too(tmp_path):
+    """One command sets up both sides: `make r` builds the venv (the R package's error names `make r`)."""
+    venv = tmp_path / "venv"
+    done = subprocess.run(["make", "-n", "r", f"VENV={venv}"], cwd=ROOT, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert f"-m venv {venv}" in done.stdout
+    assert "R CMD INSTALL" in done.stdout

@@ -1,6 +1,6 @@
 #' Reading times: how well each model's surprisal predicts them
 #'
-#' The \code{pllscore.reading_times} pipeline (\code{pllscore reading-times}): each model's word surprisal
+#' pllscore's reading-times pipeline (the command line's \code{pllscore reading-times}): each model's word surprisal
 #' (bits; whitespace words, long texts in windows), then per model and measure the cross-validated
 #' gain in log-likelihood per word (delta_ll) of a regression of reading times on length, frequency and
 #' surprisal over one without surprisal, and the surprisal coefficient.
@@ -35,6 +35,17 @@
 #'   the same new columns and the measures, rows in the file's order. With \code{aggregate = TRUE}:
 #'   one row per word, texts in the order they first appear and words by position. Column names are
 #'   R names (\code{:} and \code{-} become \code{_}).
+#' @examples
+#' # runs where the small test models, Natural Stories and pllscore's Python are found (see ?pll_example_model)
+#' folder <- pll_example_model("tiny-gpt2")
+#' ns <- if (is.null(folder)) "" else file.path(dirname(dirname(folder)), "data", "naturalstories", "processed_wordinfo.tsv")
+#' if (file.exists(ns)) {
+#'   ns <- utils::read.delim(ns, quote = "", na.strings = character(0))
+#'   ns <- ns[ns$zone <= 60, ]
+#'   rt <- pll_reading_times(ns, pll_model(folder, device = "cpu"), text = "item", position = "zone",
+#'                           word = "word", measures = "meanItemRT")
+#'   print(rt$fits)
+#' }
 #' @export
 pll_reading_times <- function(data, models, text = NULL, position = NULL, word = NULL, measures = NULL,
                               subject = NULL, aggregate = FALSE, spillover = 2L, range = c(100, 3000),
@@ -80,7 +91,7 @@ rt_words <- function(words, rows, data, text, measures, aggregate) {
 
 #' BLiMP accuracy
 #'
-#' \code{pllscore.eval.runs.run_blimp}: each model scores the BLiMP pairs (masked LMs under
+#' Each model scores the BLiMP pairs (masked LMs under
 #' \code{metrics}, causal LMs by log-likelihood); a pair is right when the good sentence scores higher.
 #'
 #' @param data The BLiMP folder (one JSONL file per paradigm). The order of earlier versions,
@@ -90,7 +101,7 @@ rt_words <- function(words, rows, data, text, measures, aggregate) {
 #' @param limit Pairs per paradigm (default: all).
 #' @param metrics A masked LM's PLL metrics.
 #' @param output A folder to write the tables into (optional).
-#' @param ... Other options of \code{run_blimp} by their Python names: \code{norm}, \code{unigram},
+#' @param ... Further options by name: \code{norm}, \code{unigram},
 #'   \code{convention}, \code{force}, ...
 #' @param progress Progress bars while scoring; by default in interactive sessions.
 #' @return A list of data.frames: \code{pairs} (one row per pair, model and metric; \code{pair_id} is
@@ -99,6 +110,14 @@ rt_words <- function(words, rows, data, text, measures, aggregate) {
 #'   accuracies, \code{overall_<norm>} per norm, and one column per phenomenon run, the mean of its
 #'   paradigms). Accuracy is a proportion (0 to 1) in every table, not rounded; \code{model} is the
 #'   label \code{pll_reading_times} gives (\code{tiny_gpt2}).
+#' @examples
+#' # runs where the small test models, their BLiMP copy and pllscore's Python are found (see ?pll_example_model)
+#' folder <- pll_example_model("tiny-gpt2")
+#' blimp <- if (is.null(folder)) "" else file.path(dirname(dirname(folder)), "data", "blimp")
+#' if (dir.exists(blimp)) {
+#'   res <- pll_blimp(blimp, pll_model(folder, device = "cpu"), paradigms = "anaphor_gender_agreement", limit = 20)
+#'   print(res$summary)
+#' }
 #' @export
 pll_blimp <- function(data, models, paradigms = NULL, limit = NULL, metrics = NULL, output = NULL, ...,
                       progress = interactive()) {
@@ -121,7 +140,7 @@ pll_blimp <- function(data, models, paradigms = NULL, limit = NULL, metrics = NU
 
 #' Minimal pairs
 #'
-#' \code{pllscore.eval.runs.run_pairs}: each model scores both sentences of every pair; a pair is right
+#' Each model scores both sentences of every pair; a pair is right
 #' when the good one scores higher; accuracy overall and per \code{group}.
 #'
 #' @param data A data.frame or a file (CSV, TSV, JSONL, Parquet) with one row per pair.
@@ -130,7 +149,7 @@ pll_blimp <- function(data, models, paradigms = NULL, limit = NULL, metrics = NU
 #' @param group A column to group the accuracy by (optional).
 #' @param metrics A masked LM's PLL metrics.
 #' @param output A folder to write the tables into (optional).
-#' @param ... Other options of \code{run_pairs} by their Python names: \code{norm}, \code{convention},
+#' @param ... Further options by name: \code{norm}, \code{convention},
 #'   \code{force}, ...
 #' @param progress Progress bars while scoring; by default in interactive sessions.
 #' @return A list of data.frames: \code{pairs} (\code{pair_id}, the pair's row in \code{data} counted
@@ -140,6 +159,13 @@ pll_blimp <- function(data, models, paradigms = NULL, limit = NULL, metrics = NU
 #'   row per model and metric: \code{overall}, \code{overall_<norm>} per norm, one column per group).
 #'   Accuracy is a proportion (0 to 1) in every table, not rounded; \code{model} is the label
 #'   \code{pll_reading_times} gives (\code{tiny_gpt2}).
+#' @examples
+#' # runs where the small test models and pllscore's Python are found (see ?pll_example_model)
+#' folder <- pll_example_model("tiny-gpt2")
+#' if (!is.null(folder)) {
+#'   pairs <- data.frame(good = c("The cats sleep.", "She saw herself."), bad = c("The cats sleeps.", "She saw himself."))
+#'   print(pll_pairs(pairs, pll_model(folder, device = "cpu"), good = "good", bad = "bad")$summary)
+#' }
 #' @export
 pll_pairs <- function(data, models, good, bad, group = NULL, metrics = NULL, output = NULL, ...,
                       progress = interactive()) {

@@ -1,6 +1,6 @@
 #' The likeliest next words
 #'
-#' \code{Scorer.predict}: for each text, the \code{k} likeliest words to come next (or the given
+#' For each text, the \code{k} likeliest words to come next (or the given
 #' \code{candidates}), one row per text and rank.
 #'
 #' @param texts A character vector (no NA): the contexts.
@@ -16,11 +16,19 @@
 #' @param base The logarithm's base: \code{exp(1)} (nats, default) or \code{2} (bits).
 #' @param surprisal Negated log-probabilities (the column is then \code{surprisal} or
 #'   \code{surprisal_bits}; \code{prob} stays a probability).
-#' @param ... Other options of \code{Scorer.predict} by their Python names.
+#' @param ... Further options by name; one it does not take is an error that names those it does.
 #' @return A data.frame, one row per text and rank: \code{text_id} (counted from 1), \code{text},
 #'   \code{rank}, \code{word}, \code{logprob} (\code{logprob_bits}, \code{surprisal}, ... in
 #'   another view), \code{prob}, \code{n_tokens}, \code{tokens}, and each text's \code{covered}
 #'   mass and \code{entropy} (tokens only).
+#' @examples
+#' # runs where the small test models and pllscore's Python are found (see ?pll_example_model)
+#' folder <- pll_example_model("tiny-bert-cased")
+#' if (!is.null(folder)) {
+#'   bert <- pll_model(folder, device = "cpu")
+#'   print(pll_predict("The ___ sat on the mat.", bert, k = 5))
+#'   print(pll_predict("The ___ sat on the mat.", bert, candidates = c("cat", "dog")))
+#' }
 #' @export
 pll_predict <- function(texts, model, k = 10L, word_tokens = 3L, candidates = NULL, level = "word", base = exp(1),
                         surprisal = FALSE, ...) {

@@ -70,7 +70,7 @@ pll_py <- function() {
   # as a Python process's, at its speed)
   note <- reticulate::py_to_r(bridge$bind_torch_blas())
   if (nzchar(note)) warn_pll(note)
-  if (!reticulate::py_module_available("pllscore")) {
+  if (!reticulate::py_to_r(bridge$has_pllscore())) {
     stop_pll(sprintf(paste(
       "pllscore is not installed in the Python R uses (%s, %s); run pll_install(\"path/to/pllscore\")",
       "with a pllscore checkout (or make r in the checkout, which builds its .venv), then restart R;",
@@ -96,6 +96,9 @@ pll_import <- function(module) {
 #'
 #' @return A list of class \code{pll_python}: \code{python} (its path), \code{python_version},
 #'   \code{pllscore} (pllscore's version) and \code{source} (how it was found).
+#' @examples
+#' # runs where pllscore's Python is found (see ?pll_example_model)
+#' if (!is.null(pll_example_model())) print(pll_python())
 #' @export
 pll_python <- function() {
   py <- pll_py()

@@ -1,6 +1,6 @@
 #' Score texts
 #'
-#' One row per text, word or token, as \code{pllscore.to_frame(scorer.score(texts, ...), level)} gives
+#' One row per text, word or token, as pllscore's own tables give
 #' them: a masked LM's pseudo-log-likelihood under \code{metric}, a causal LM's log-likelihood.
 #'
 #' @param texts A character vector (no NA).
@@ -11,18 +11,22 @@
 #' @param level \code{"text"}, \code{"word"} or \code{"token"}.
 #' @param base The logarithm's base: \code{exp(1)} (nats, default) or \code{2} (bits).
 #' @param surprisal Negated log-probabilities (the column is then \code{surprisal}, not \code{logprob}).
-#' @param ... Options of \code{Scorer.score} by their Python names: \code{context}, \code{sep},
+#' @param ... Further scoring options by name: \code{context}, \code{sep},
 #'   \code{words} (\code{"whitespace"}, \code{"tokenizer"}), \code{word_sep}, \code{mask_by},
 #'   \code{word_prob} (\code{"bow"}), \code{long} (\code{"window"}), \code{outputs}, \code{convention}.
 #' @param progress A progress bar (on stderr) while scoring; by default in interactive sessions.
 #' @return A data.frame. \code{text_id} is the text's position in \code{texts}, \code{word_id} and
 #'   \code{token_id} positions in the text, all counted from 1 (Python counts from 0); \code{start} and
-#'   \code{end} are character offsets as in Python (\code{substr(text, start + 1, end)}). Text rows have
+#'   \code{end} are character offsets counted from 0 (\code{substr(text, start + 1, end)}). Text rows have
 #'   \code{logprob} and \code{logprob_mean}, word and token rows \code{logprob} (with a view: \code{surprisal_bits}, ...); \code{unit}
 #'   says nats or bits.
 #' @examples
-#' \dontrun{
-#' pll_score(c("The cat sat.", "The cat sit."), "bert-base-cased", metric = c("original", "word-l2r"))
+#' # runs where the small test models and pllscore's Python are found (see ?pll_example_model)
+#' folder <- pll_example_model("tiny-bert-cased")
+#' if (!is.null(folder)) {
+#'   bert <- pll_model(folder, device = "cpu")
+#'   print(pll_score(c("The cat sat.", "The cat sit."), bert, metric = c("original", "word-l2r")))
+#'   print(pll_score("The cat sat.", bert, level = "word", base = 2, surprisal = TRUE))
 #' }
 #' @export
 pll_score <- function(texts, model, metric = "word-l2r", level = c("text", "word", "token"), base = exp(1),
@@ -43,7 +47,7 @@ pll_score <- function(texts, model, metric = "word-l2r", level = c("text", "word
 #' The psycholinguist's shape: a vector of words and a grouping vector (sentence, item or story id) give
 #' one value per word, in input order: the word's log-probability (or surprisal) in its group's text, the
 #' group's words joined by \code{sep} in input order. Each group is scored once, with the words as given
-#' (\code{Scorer.score(texts, words = <the words>, word_sep = sep)}): a causal LM with the BOW correction
+#' (as \code{pll_score(texts, words = <the words>, word_sep = sep)} scores them): a causal LM with the BOW correction
 #' of word probabilities (\code{word_prob = "bow"}, which needs a tokenizer that marks word beginnings,
 #' as GPT-2's and SentencePiece's do), a masked LM by \code{metric} (word-l2r by default) with each
 #' given word masked whole (\code{mask_by = "words"}).
@@ -67,14 +71,17 @@ pll_score <- function(texts, model, metric = "word-l2r", level = c("text", "word
 #' @param mask_by What a masked LM's word-l2r and whole-word mask: \code{"words"} (default: each given
 #'   word whole) or \code{"tokenizer"} (the tokenizer's words). Other LMs mask nothing.
 #' @param bow The BOW correction (default: for a causal LM).
-#' @param ... Other options of \code{Scorer.score}: \code{long = "window"} scores texts longer than the
+#' @param ... Further options of \code{pll_score}: \code{long = "window"} scores texts longer than the
 #'   model allows in windows; \code{context}, ...
 #' @param progress A progress bar while scoring; by default in interactive sessions.
 #' @return A numeric vector as long as \code{words}.
 #' @examples
-#' \dontrun{
-#' d <- data.frame(item = c(1, 1, 1, 2, 2), word = c("The", "cat", "sat.", "Dogs", "bark."))
-#' d$surprisal <- pll_words(d$word, d$item, "gpt2", base = 2, surprisal = TRUE)
+#' # runs where the small test models and pllscore's Python are found (see ?pll_example_model)
+#' folder <- pll_example_model("tiny-gpt2")
+#' if (!is.null(folder)) {
+#'   d <- data.frame(item = c(1, 1, 1, 2, 2), word = c("The", "cat", "sat.", "Dogs", "bark."))
+#'   d$surprisal <- pll_words(d$word, d$item, pll_model(folder, device = "cpu"), base = 2, surprisal = TRUE)
+#'   print(d)
 #' }
 #' @export
 pll_words <- function(words, by, model, sep = " ", base = exp(1), surprisal = FALSE, metric = "word-l2r",

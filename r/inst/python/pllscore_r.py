@@ -64,6 +64,13 @@ def _foreign_blas() -> str:
     )
 
 
+def has_pllscore() -> bool:
+    """Whether pllscore is installed: a package of that name, not a folder ``pllscore`` without ``__init__.py``
+    in the working directory (Python takes one for a namespace package: R CMD check runs in one)."""
+    spec = importlib.util.find_spec("pllscore")
+    return spec is not None and spec.origin not in (None, "namespace")
+
+
 def r_message(message: str) -> str:
     """A pllscore message in R's terms: texts, contexts and words counted from 1, Python keywords as R
     arguments (``long='window'`` -> ``long = "window"``), command-line flags as the R functions' arguments."""

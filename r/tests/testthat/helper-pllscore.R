@@ -1,6 +1,7 @@
 # The shared tiny models and data: PLLSCORE_SHARED (the Makefile's and the Python tests' ../shared), else a
 # shared/ folder beside the working directory or a folder above it. Where neither they nor a Python with
-# pllscore are found the tests skip, unless PLLSCORE_R_REQUIRE=1 (make test), where that is a failure.
+# pllscore are found the tests skip, each saying why and which variable makes it run (?pllscore, "Examples and
+# tests"), unless PLLSCORE_R_REQUIRE=1 (make test), where that is a failure.
 
 shared_dir <- function() {
   given <- Sys.getenv("PLLSCORE_SHARED")
@@ -17,16 +18,17 @@ shared_dir <- function() {
 need_pllscore <- function() {
   shared <- shared_dir()
   why <- if (is.null(shared)) {
-    "no shared/models folder found (set PLLSCORE_SHARED)"
+    paste("the small test models are not found: set PLLSCORE_SHARED to the folder that holds models/tiny-gpt2",
+          "(the shared folder beside a pllscore checkout)")
   } else {
     tryCatch({
       pllscore::pll_python()
       NULL
-    }, error = function(e) conditionMessage(e))
+    }, error = function(e) paste0("no Python with pllscore: set PLLSCORE_PYTHON to one (", conditionMessage(e), ")"))
   }
   if (is.null(why)) return(invisible(shared))
   if (identical(Sys.getenv("PLLSCORE_R_REQUIRE"), "1")) stop(why, call. = FALSE)
-  testthat::skip(why)
+  testthat::skip(paste0(why, "; PLLSCORE_R_REQUIRE=1 makes this a failure"))
 }
 
 shared_path <- function(...) file.path(need_pllscore(), ...)

@@ -42,8 +42,12 @@ test_that("a Python without pllscore is one R error naming the fix", {
   python <- pllscore:::venv_python(venv)
   skip_if(is.null(python), paste(made, collapse = " "))
   rscript <- file.path(R.home("bin"), "Rscript")
+  # in a folder holding a folder pllscore (R CMD check's holds the installed R package), which Python would
+  # import as a namespace package
+  dir.create(file.path(venv, "work", "pllscore"), recursive = TRUE)
+  code <- sprintf("setwd('%s'); pllscore::pll_python()", file.path(venv, "work"))
   out <- suppressWarnings(system2(
-    rscript, c("-e", shQuote("pllscore::pll_python()")), stdout = TRUE, stderr = TRUE,
+    rscript, c("-e", shQuote(code)), stdout = TRUE, stderr = TRUE,
     env = c(paste0("PLLSCORE_PYTHON=", python), paste0("R_LIBS=", paste(.libPaths(), collapse = ":")))
   ))
   error <- grep("^Error", out, value = TRUE)
