@@ -143,7 +143,7 @@ def _flags(values: list[ast.expr]) -> set[str]:
 
 def flag_ratio() -> tuple[int, int]:
     """(option declarations, distinct flags): a declaration is a typer.Option(...) call with literal flags in
-    src/pllscore/cli, or a field of src/pllscore/settings.py with flags (each of its switches counts once;
+    src/pllscore/cli, or a field of src/pllscore/settings/ with flags (each of its switches counts once;
     a ``choice(...)`` field declares ``--<its name>``)."""
     decls, flags = 0, set()
     for path in (ROOT / PKG / "cli").rglob("*.py"):
@@ -152,8 +152,7 @@ def flag_ratio() -> tuple[int, int]:
                 found = _flags(node.args)
                 decls += bool(found)
                 flags |= found
-    settings = ROOT / PKG / "settings" / "__init__.py"
-    if settings.exists():
+    for settings in sorted((ROOT / PKG / "settings").glob("*.py")):
         for node in ast.walk(ast.parse(settings.read_text())):
             # choice("mask_by", ...) declares the flag --mask-by (settings.choice)
             if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "choice":

@@ -43,7 +43,8 @@ from pllscore.settings.fields import (
 )
 
 __all__ = [
-    "CONVENTIONS", "LEVELS", "LONG_MODES", "MASK_BY", "OUTPUTS", "WORD_MODES", "WORD_PROBS", "ModelSettings",
+    "CONVENTIONS", "LEVELS", "LONG_MODES", "MASK_BY", "OUTPUTS", "WORD_MODES", "WORD_PROBS", "BabylmSettings",
+    "ModelSettings",
     "PredictSettings", "RaySettings", "RunSettings", "Settings", "TableSettings", "TextSettings", "check_base",
     "check_choice", "choice", "gather", "setting",
 ]  # fmt: skip
@@ -338,3 +339,7 @@ class PredictSettings(Settings):
         "column (and a text_id column for one list per text).",
         flags=("--candidates",),
     )
+
+
+# the BabyLM command's group, in a module of its own; imported last, as it builds on the fields above
+from pllscore.settings.babylm import BabylmSettings  # noqa: E402
