@@ -47,7 +47,7 @@ test_that("a pllscore error is one line in R, without a traceback", {
   e <- tryCatch(pll_score(c("A dog.", ""), tiny_gpt2()), error = identity)
   expect_s3_class(e, "pllscore_error")
   expect_equal(e$type, "InputError")
-  expect_match(conditionMessage(e), "^text 1 is empty")
+  expect_match(conditionMessage(e), "^text 2 is empty")  # the second text: R counts from 1
   expect_false(grepl("\n|Traceback|File \"", conditionMessage(e)))
   expect_null(conditionCall(e))
   expect_error(pll_score(c("A dog.", NA), tiny_gpt2()), "texts has NA at 2", class = "pllscore_error")
