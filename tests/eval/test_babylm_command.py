@@ -230,8 +230,13 @@ def test_both_conventions_side_by_side(tmp_path: Path) -> None:
 
 def test_the_command_line_gives_the_apis_files_and_table(causal, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     done = cli("babylm", str(TINY_GPT2), "-b", "causal", "-d", str(FAST), "-o", str(tmp_path), "--tasks", QUICK,
-               "--device", "cpu", "-q")  # fmt: skip
+               "--device", "cpu", "--progress")  # fmt: skip
     assert done.returncode == 0, done.stderr
+    assert "babylm tiny-gpt2" in done.stderr and "2/2" in done.stderr  # the bar over revisions x tasks
+    assert (
+        done.stderr.rstrip().splitlines()[-1]
+        == f"results written to {tmp_path / 'tiny-gpt2'}/ (summary.csv, provenance.json)"
+    )
     api = pllscore.babylm(TINY_GPT2, FAST, tmp_path / "api", backend="causal", tasks=QUICK, device="cpu")
     assert done.stdout.splitlines() == api.lines()
     assert _tree(tmp_path / "tiny-gpt2") == {
@@ -390,7 +395,7 @@ def test_a_ray_actors_job_pickles_and_gives_the_local_files(
         job = pickle.loads(pickle.dumps(Job(units, prepared, key, options)))
         for unit, result in zip(units, on_actor(scorer, job)):
             out = tmp_path / key[:8] / unit.task.folder
-            result.write(out)
+            pickle.loads(pickle.dumps(result)).write(out)  # as the driver gets it back
             official = local.output / "chck_10M" / "zero_shot" / "causal" / unit.task.task / unit.task.folder
             assert _tree(out) == _tree(official)
     assert again == [t.folder for t in tasks]  # only for the job prepared with another tokenizer

@@ -19,7 +19,7 @@ from pllscore.settings.babylm import BabylmSettings
 __all__ = ["babylm_command"]
 
 _FIELDS = (
-    *("backend", "tasks", "revisions", "revisions_file", "convention", "batch_size"),
+    *("backend", "tasks", "revisions", "revisions_file", "convention", "batch_size", "trust_remote_code"),
     *("min_temperature", "max_temperature", "temperature_interval"),
     *("device", "dtype", "resume", "force", "address", "workers", "gpus_per_worker"),
 )

@@ -117,6 +117,13 @@ class BabylmSettings(Settings):
         record=False,
     )  # fmt: skip
 
+    trust_remote_code: bool = setting(
+        False,
+        "Run the model's own code (GPT-BERT and other custom architectures), as the official pipeline always does.",
+        flags=("--trust-remote-code",),
+        record=False,
+    )
+
     def _check_together(self) -> None:
         if self.max_temperature is not None and self.max_temperature < self.min_temperature:
             raise InputError(

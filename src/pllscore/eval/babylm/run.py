@@ -274,15 +274,14 @@ def babylm(
         backend=backend, tasks=tasks, revisions=revisions,
         revisions_file=None if revisions_file is None else os.fspath(revisions_file), convention=convention,
         min_temperature=min_temperature, max_temperature=max_temperature, temperature_interval=temperature_interval,
-        batch_size=batch_size,
+        batch_size=batch_size, trust_remote_code=trust_remote_code,
     )  # fmt: skip
     if engine not in ENGINES:
         raise InputError(f"unknown engine {engine!r}; choose local or ray")
     if resume and force:
         raise InputError("give either --resume (continue the output) or --force (start it afresh), not both")
-    run = _Run(
-        settings, model, data, output, {"device": device, "dtype": dtype, "trust_remote_code": trust_remote_code}
-    )
+    load = {"device": device, "dtype": dtype, "trust_remote_code": settings.trust_remote_code}
+    run = _Run(settings, model, data, output, load)
     for ck in run.checkpoints:
         check_backend(ck, run.backend)
     todo, kept = run.todo(resume, force)
