@@ -20,6 +20,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pllscore.errors import InputError, ModelError
 from pllscore.eval.babylm.reading import prepare_reading
@@ -300,3 +302,40 @@ def test_pllscore_sentences_from_rows():
     assert plan.prev == [None, None, (0, 1), None, (2, 1)]
     with pytest.raises(InputError, match="line 4: the word 'c d' holds whitespace"):
         sentence_plan(contexts[:3], ["A", "b", "c d"], prev_contexts[:3], prev_words[:3])
+
+
+@pytest.fixture(scope="module")
+def gpt2_tokenizer():
+    _need_shared()
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(TINY_GPT2)
+
+
+WORDS = st.sampled_from(["the", "doctor", "Yesterday", "house.", "a", "zyx", "anywhere", "in", "ball", "Mary"])
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.lists(WORDS, max_size=6), WORDS), min_size=1, max_size=8))
+def test_causal_reads_sit_at_their_contexts_end(gpt2_tokenizer, pairs):
+    """Each read of a causal plan is at the last position of its context's tokens within its row (the context
+    string chained as the convention says, written again here), no row extends another, and a read's target
+    is the token the convention names."""
+    from pllscore.plan.babylm_reading import plan_reads
+
+    tok = gpt2_tokenizer
+    given_pairs = [(" ".join(ctx) or "None", w) for ctx, w in pairs]
+    plan = plan_reads(given_pairs, tok, "causal")
+    for (context, word), chain in zip(given_pairs, plan.pairs):
+        target = tok(word, add_special_tokens=False)["input_ids"]
+        expected, s = [(context, target[0])], context + tok.decode(target[0])
+        for t in target[1:]:
+            piece = tok.decode(t)
+            expected.append((s, tok(piece, add_special_tokens=False)["input_ids"][0]))
+            s += piece
+        assert len(chain) == len(expected)
+        for k, (ctx, t) in zip(chain, expected):
+            row, pos, got = plan.reads[k]
+            assert list(plan.inputs[row][: pos + 1]) == tok(ctx)["input_ids"] and got == t
+    rows = plan.inputs
+    assert not any(a != b and b[: len(a)] == a for a in rows for b in rows)
