@@ -22,7 +22,7 @@ from pllscore.engine.placement import input_device
 from pllscore.plan.babylm_reads import Read
 from pllscore.plan.batching import pack
 
-__all__ = ["read_all", "temperature_range"]
+__all__ = ["choose_rows", "read_all", "sum_rows", "temperature_range"]
 
 # logits held at once while reading, in elements (128 MiB of float32)
 _MAX_LOGITS = 1 << 25
@@ -121,3 +121,33 @@ def read_all(
                 if progress is not None:
                     progress(len(chunk))
     return out
+
+
+def sum_rows(rows: Sequence[np.ndarray]) -> np.ndarray:
+    """Each float32 row's sum, by ``torch.sum`` over rows padded with zeros at their end: the reduction, and so
+    the rounding, of the official code's sums (a near-tie between two sentences is decided as it decides it)."""
+    if not rows:
+        return np.empty(0, dtype=np.float32)
+    width = max(1, max(len(r) for r in rows))
+    table = np.zeros((len(rows), width), dtype=np.float32)
+    for i, r in enumerate(rows):
+        table[i, : len(r)] = r
+    return torch.from_numpy(table).sum(dim=1).numpy()
+
+
+def choose_rows(scores: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """Per item (its sentences' float32 scores) the best sentence and the first's softmax share, by
+    ``torch.max`` and ``torch.softmax`` over the items with as many sentences stacked, as the official code
+    chooses (the first of equal scores; the share's float32 rounding)."""
+    choices = np.zeros(len(scores), dtype=np.int64)
+    firsts = np.zeros(len(scores), dtype=np.float64)
+    by_count: dict[int, list[int]] = {}
+    for i, row in enumerate(scores):
+        by_count.setdefault(len(row), []).append(i)
+    for count, rows in by_count.items():
+        if count == 0:
+            continue
+        table = torch.from_numpy(np.stack([np.asarray(scores[i], dtype=np.float32) for i in rows]))
+        choices[rows] = torch.max(table, dim=1)[1].numpy()
+        firsts[rows] = torch.softmax(table, dim=1)[:, 0].double().numpy()
+    return choices, firsts

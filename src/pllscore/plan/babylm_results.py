@@ -87,9 +87,16 @@ def _average(groups: dict[str, dict[str, float]], task: str) -> float:
     return sum(split_means) / len(split_means) if split_means else float("nan")
 
 
-def outcome(items: Sequence[Item], scores: Sequence[np.ndarray], task: str, temperature: float) -> Outcome:
-    """The results at one temperature of ``items`` given each item's sentence scores."""
-    choices, firsts = choose(scores)
+def outcome(
+    items: Sequence[Item],
+    scores: Sequence[np.ndarray],
+    task: str,
+    temperature: float,
+    chosen: tuple[np.ndarray, np.ndarray] | None = None,
+) -> Outcome:
+    """The results at one temperature of ``items`` given each item's sentence scores (``chosen``: the choices
+    and first shares already made from them, else :func:`choose` makes them)."""
+    choices, firsts = chosen if chosen is not None else choose(scores)
     if task.startswith("wug"):
         ratios = np.array([item.ratio for item in items], dtype=np.float64)
         with warnings.catch_warnings():

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from pllscore.engine.babylm_scoring import read_all, temperature_range
+from pllscore.engine.babylm_scoring import choose_rows, read_all, sum_rows, temperature_range
 from pllscore.engine.loading import max_input_length
 from pllscore.errors import InputError, ModelError
 from pllscore.eval.babylm.tasks_data import TASKS_SENTENCE, read_task
@@ -121,7 +121,9 @@ class PreparedTask:
         ``max_tokens``: padded tokens per forward pass at most. ``progress`` is told how many items finished."""
         temps = _check_temperatures(temperatures, self.convention)
         scores = self.scores(model, temperatures=temps, batch_size=batch_size, max_tokens=max_tokens, progress=progress)
-        outcomes = [outcome(self.items, s, self.task, t) for s, t in zip(scores, temps)]
+        # the official choices by torch's own max and softmax (float32), pllscore's float64 scores by numpy
+        choose = choose_rows if self.plan is not None else lambda s: None
+        outcomes = [outcome(self.items, s, self.task, t, choose(s)) for s, t in zip(scores, temps)]
         chosen = best(outcomes)
         averages = {o.temperature: o.average for o in outcomes}
         return TaskResult(self.task, self.dataset, self.backend, self.convention, self.items, chosen, averages)
@@ -156,14 +158,25 @@ class PreparedTask:
             progress=told,
         )
         told.finish()
-        out = []
-        for j in range(len(temps)):
-            per_item = []
-            for sentences in self.plan.sentences:
-                sums = [_sum([values[r][j] for r in reads]) for reads in sentences]
-                per_item.append(np.array(sums, dtype=np.float32))
-            out.append(per_item)
-        return out
+        return [self._sums(values, j) for j in range(len(temps))]
+
+    def _sums(self, values: list[np.ndarray], j: int) -> list[np.ndarray]:
+        """Per item its sentences' scores at the ``j``-th temperature, each summed as the official code sums it:
+        a causal sentence over its tokens in place (zeros where not scored), the others over their reads."""
+        assert self.plan is not None
+        reads = self.plan.reads
+        rows = []
+        for sentences in self.plan.sentences:
+            for used in sentences:
+                if self.backend == "causal" and used:
+                    row = np.zeros(len(reads[used[0]].ids) - 1, dtype=np.float32)
+                    row[list(reads[used[0]].at)] = values[used[0]][j]
+                    rows.append(row)
+                else:
+                    rows.append(np.concatenate([values[r][j] for r in used]) if used else np.zeros(0, np.float32))
+        sums = sum_rows(rows)
+        bounds = np.cumsum([0] + [len(sentences) for sentences in self.plan.sentences])
+        return [sums[bounds[i] : bounds[i + 1]] for i in range(len(self.plan.sentences))]
 
     def _check_lengths(self, model: Any) -> None:
         """Refuse, naming the item, a read longer than the model's positions (the official code fails there)."""
@@ -199,10 +212,6 @@ class _Progress:
         if self.progress is not None and done > self.told:
             self.progress(done - self.told)
             self.told = done
-
-
-def _sum(parts: list[np.ndarray]) -> np.float32:
-    return np.float32(np.concatenate(parts).sum(dtype=np.float32)) if parts else np.float32(0.0)
 
 
 def _check_temperatures(temperatures: Sequence[float], convention: str) -> list[float]:
