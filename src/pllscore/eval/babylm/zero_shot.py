@@ -181,15 +181,16 @@ class PreparedTask:
     def _check_lengths(self, model: Any) -> None:
         """Refuse, naming the item, a read longer than the model's positions (the official code fails there)."""
         assert self.plan is not None
-        limit = max_input_length(model.config, None)
-        if limit is None or self.backend.startswith("enc_dec"):
+        limit = max_input_length(model.config, None)  # None: relative positions (T5), no limit
+        if limit is None:
             return
-        too_long = {k for k, r in enumerate(self.plan.reads) if len(r.ids) > limit}
+        sizes = [max(len(r.ids), len(r.decoder or ())) for r in self.plan.reads]
+        too_long = {k for k, n in enumerate(sizes) if n > limit}
         for item, sentences in zip(self.items, self.plan.sentences):
             for reads in sentences:
                 for k in too_long.intersection(reads):
                     raise InputError(
-                        f"{item.where}: a sentence of {len(self.plan.reads[k].ids)} tokens is longer than the "
+                        f"{item.where}: a sentence of {sizes[k]} tokens is longer than the "
                         f"model's {limit} positions; shorten it or leave the item out"
                     )
 
