@@ -173,7 +173,8 @@ def test_empty_input_writes_the_header(shared_bert, tmp_path):
     empty = tmp_path / "frames.csv"
     empty.write_text("text\n")
     out = io.StringIO()
-    predict_file(empty, None, model=shared_bert, stream=out)
+    summary = predict_file(empty, None, model=shared_bert, stream=out)
+    assert "the input held no text: the output has its columns and no row" in summary.line()
     assert out.getvalue().split("\n")[0].split("\t")[:3] == ["text_id", "text", "rank"]
     predict_file(empty, tmp_path / "out.csv", model=shared_bert)
     assert pd.read_csv(tmp_path / "out.csv").empty and "complete" in pd.read_csv(tmp_path / "out.csv").columns

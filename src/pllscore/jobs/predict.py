@@ -53,7 +53,10 @@ class PredictSummary:
     def line(self) -> str:
         """One line for stderr."""
         resumed = f", resumed after {self.resumed_from}" if self.resumed_from else ""
-        return f"predicted {self.predicted} of {self.rows} texts in {self.seconds:.1f} s{resumed} -> {self.output}"
+        held = "no text" if not self.skipped else "empty texts only"
+        nothing = f"; the input held {held}: the output has its columns and no row" if not self.rows else ""
+        done = f"predicted {self.predicted} of {self.rows} texts in {self.seconds:.1f} s{resumed}"
+        return f"{done} -> {self.output}{nothing}"
 
 
 def read_candidates(
