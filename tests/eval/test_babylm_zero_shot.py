@@ -125,3 +125,23 @@ def test_pllscore_convention_scores_targets_given_context1(backend: str, loaded,
     np.testing.assert_allclose(prepared.scores(model)[0][0], [r.total for r in ref], rtol=1e-6)
     result.write(tmp_path)
     assert (tmp_path / "best_temperature_report.txt").read_text().startswith("TEMPERATURE: 1.00\n\n### UID ACCURACY")
+
+
+def test_sums_round_as_torch_sums_each_row() -> None:
+    """sum_rows sums each row over its width, by tables of one width: equal, bit for bit, to torch.sum of
+    the row padded with zeros to that width alone (the official code's sums: a masked sentence's own reads, a
+    causal row padded to its batch's widest), which rounds otherwise than the row unpadded."""
+    import torch
+
+    from pllscore.engine.babylm_scoring import sum_rows
+
+    rng = np.random.default_rng(0)
+    rows = [(rng.standard_normal(n) * 7 - 9).astype(np.float32) for n in rng.integers(0, 120, 300)]
+    widths = [len(r) + int(k) for r, k in zip(rows, rng.choice([0, 0, 3, 40], 300))]
+    sums = sum_rows(rows, widths)
+    differ = 0
+    for row, width, got in zip(rows, widths, sums):
+        padded = torch.cat([torch.from_numpy(row), torch.zeros(width - len(row))]).sum().item()
+        assert got == padded
+        differ += padded != torch.from_numpy(row).sum().item()
+    assert differ > 0  # the width matters

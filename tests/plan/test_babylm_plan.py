@@ -155,3 +155,18 @@ def test_best_temperature_is_the_first_strictly_better() -> None:
         for t in (0.5, 1.0)
     ]
     assert np.isnan(nan[0].average) and best(nan).temperature == 0.5  # none beats -1: the first
+
+
+def test_official_widths_pad_causal_rows_per_batch_of_items() -> None:
+    """A causal row is as wide as its batch's widest sentence of the same index (batches of items in order);
+    a masked sentence's row is its own reads."""
+    enc = {"ab cd": ([10, 11], [(0, 2), (3, 5)]), "ab cd ef": ([10, 11, 12], [(0, 2), (3, 5), (6, 8)])}.__getitem__
+    items = [
+        _item(["ab cd", "ab cd ef"], ["ab cd", "ab cd ef"]),
+        _item(["ab cd ef", "ab cd"], ["ab cd ef", "ab cd"]),
+        _item(["ab cd", "ab cd"], ["ab cd", "ab cd"]),
+    ]
+    plan = plan_reads(items, "causal", enc, enc, Specials(), official_batch_size=2)
+    assert plan.widths == ((2, 2), (2, 2), (1, 1))
+    masked = plan_reads(items, "mlm", enc, enc, Specials(mask=3), official_batch_size=2)
+    assert masked.widths == ((2, 3), (3, 2), (2, 2))

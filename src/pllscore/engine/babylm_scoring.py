@@ -123,16 +123,20 @@ def read_all(
     return out
 
 
-def sum_rows(rows: Sequence[np.ndarray]) -> np.ndarray:
-    """Each float32 row's sum, by ``torch.sum`` over rows padded with zeros at their end: the reduction, and so
-    the rounding, of the official code's sums (a near-tie between two sentences is decided as it decides it)."""
-    if not rows:
-        return np.empty(0, dtype=np.float32)
-    width = max(1, max(len(r) for r in rows))
-    table = np.zeros((len(rows), width), dtype=np.float32)
-    for i, r in enumerate(rows):
-        table[i, : len(r)] = r
-    return torch.from_numpy(table).sum(dim=1).numpy()
+def sum_rows(rows: Sequence[np.ndarray], widths: Sequence[int]) -> np.ndarray:
+    """Each float32 row's sum by ``torch.sum`` along a row of ``widths[i]`` places (the row, then zeros): the
+    official code's reductions, whose rounding depends on the row's width, so near-ties are decided as there.
+    Rows of one width are summed as one table (a table's rows round as rows alone do)."""
+    out = np.zeros(len(rows), dtype=np.float32)
+    by_width: dict[int, list[int]] = {}
+    for i, w in enumerate(widths):
+        by_width.setdefault(max(int(w), len(rows[i])), []).append(i)
+    for width, members in by_width.items():
+        table = np.zeros((len(members), width), dtype=np.float32)
+        for j, i in enumerate(members):
+            table[j, : len(rows[i])] = rows[i]
+        out[members] = torch.from_numpy(table).sum(dim=1).numpy()
+    return out
 
 
 def choose_rows(scores: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:

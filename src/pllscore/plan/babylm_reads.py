@@ -28,10 +28,12 @@ from dataclasses import dataclass
 
 __all__ = [
     "BACKENDS",
+    "PADDED_SUMS",
     "Item",
     "Read",
     "ReadPlan",
     "Specials",
+    "official_widths",
     "overlapping",
     "plan_reads",
 ]
@@ -97,10 +99,47 @@ class Specials:
 
 @dataclass(frozen=True)
 class ReadPlan:
-    """The distinct reads of a task, and per item and sentence the indices of the reads it sums."""
+    """The distinct reads of a task, per item and sentence the indices of the reads it sums, and the width of
+    the row the official code sums it in (its float32 rounding depends on it: see :func:`official_widths`)."""
 
     reads: tuple[Read, ...]
     sentences: tuple[tuple[tuple[int, ...], ...], ...]
+    widths: tuple[tuple[int, ...], ...] = ()
+
+
+#: the backends whose official sums run over rows padded to their batch's longest
+PADDED_SUMS = ("causal", "enc_dec_prefix")
+
+
+def _own_width(backend: str, reads: Sequence[Read], used: Sequence[int]) -> int:
+    if backend == "causal":  # one row per sentence: a place for every token after the first
+        return max(len(reads[used[0]].ids) - 1, 0) if used else 0
+    return sum(len(reads[r].targets) for r in used)
+
+
+def official_widths(
+    backend: str, reads: Sequence[Read], sentences: Sequence[Sequence[Sequence[int]]], batch_size: int = 64
+) -> tuple[tuple[int, ...], ...]:
+    """Per item and sentence, the length of the row the official code sums its log-probabilities over.
+
+    ``mlm``, ``mntp`` and ``enc_dec_mask`` sum a sentence's own reads (a slice of exactly that many).
+    ``causal`` and ``enc_dec_prefix`` sum a row of their batch's padded width (zeros where nothing is read):
+    the items go in batches of ``batch_size`` in the data's order (the official ``--batch_size``, 64),
+    and a sentence's row is as wide as the widest of the batch's sentences of the same index. torch's sum
+    of a row rounds differently with its width, which decides near-ties.
+    """
+    own = [[_own_width(backend, reads, used) for used in item] for item in sentences]
+    if backend not in PADDED_SUMS:
+        return tuple(tuple(row) for row in own)
+    out: list[tuple[int, ...]] = []
+    for start in range(0, len(own), batch_size):
+        block = own[start : start + batch_size]
+        widest: dict[int, int] = {}
+        for row in block:
+            for k, n in enumerate(row):
+                widest[k] = max(widest.get(k, 0), n)
+        out.extend(tuple(widest[k] for k in range(len(row))) for row in block)
+    return tuple(out)
 
 
 def overlapping(offsets: Sequence[tuple[int, int]], start_char: int, first: int = 0) -> list[int]:
@@ -182,8 +221,16 @@ def sentence_reads(
     raise ValueError(f"unknown backend {backend!r}; use one of {', '.join(BACKENDS)}")
 
 
-def plan_reads(items: Sequence[Item], backend: str, encode: Encode, plain: Encode, specials: Specials) -> ReadPlan:
-    """Every item's reads under ``backend``, each distinct read once.
+def plan_reads(
+    items: Sequence[Item],
+    backend: str,
+    encode: Encode,
+    plain: Encode,
+    specials: Specials,
+    *,
+    official_batch_size: int = 64,
+) -> ReadPlan:
+    """Every item's reads under ``backend``, each distinct read once, and the official sums' widths.
 
     ``enc_dec_prefix`` pairs each sentence with the prefix of the same index and stops at the shorter
     list, as the official pipeline does (so a WUG item, with one prefix, gets one sentence there).
@@ -200,4 +247,5 @@ def plan_reads(items: Sequence[Item], backend: str, encode: Encode, plain: Encod
             reads = sentence_reads(backend, prefix, sentence, completion, encode, plain, specials)
             rows.append(tuple(index.setdefault(r, len(index)) for r in reads))
         per_item.append(tuple(rows))
-    return ReadPlan(tuple(index), tuple(per_item))
+    reads = tuple(index)
+    return ReadPlan(reads, tuple(per_item), official_widths(backend, reads, per_item, official_batch_size))

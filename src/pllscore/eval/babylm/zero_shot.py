@@ -174,7 +174,7 @@ class PreparedTask:
                     rows.append(row)
                 else:
                     rows.append(np.concatenate([values[r][j] for r in used]) if used else np.zeros(0, np.float32))
-        sums = sum_rows(rows)
+        sums = sum_rows(rows, [w for item in self.plan.widths for w in item])
         bounds = np.cumsum([0] + [len(sentences) for sentences in self.plan.sentences])
         return [sums[bounds[i] : bounds[i + 1]] for i in range(len(self.plan.sentences))]
 
@@ -263,12 +263,15 @@ def prepare_zero_shot(
     *,
     convention: str = "babylm",
     full_sentence_scores: bool = False,
+    official_batch_size: int = 64,
 ) -> PreparedTask:
     """Read, check and tokenise ``task``'s folder ``data_dir`` for ``backend`` under ``convention``.
 
     ``tokenizer`` is the model's (fast) Hugging Face tokenizer. Bad data raises :class:`InputError` naming
     the file and line; a tokenizer without what the backend needs (offsets, a mask token) :class:`ModelError`.
     ``full_sentence_scores``: the official option of that name (EWoK scores whole sentences).
+    ``official_batch_size``: the official ``--batch_size`` whose padded rows the official sums run over
+    (``causal``, ``enc_dec_prefix``): it decides near-ties at float32's last digit, nothing else.
     """
     if backend not in BACKENDS:
         raise InputError(f"unknown backend {backend!r}; use one of {', '.join(BACKENDS)}")
@@ -284,7 +287,9 @@ def prepare_zero_shot(
     if convention == "babylm":
         encode, plain = _encoders(tokenizer, items)
         try:
-            plan = plan_reads(items, backend, encode, plain, _specials(tokenizer))
+            plan = plan_reads(
+                items, backend, encode, plain, _specials(tokenizer), official_batch_size=official_batch_size
+            )
         except ValueError as e:
             raise ModelError(f"the {backend} backend needs what this tokenizer lacks: {e}") from None
     return PreparedTask(task, Path(data_dir).name, backend, convention, items, tokenizer, plan, int(pad))
