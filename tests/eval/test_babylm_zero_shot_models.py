@@ -214,3 +214,13 @@ def test_a_sentence_longer_than_the_model_is_named(causal_models, tmp_path: Path
         InputError, match=r"x\.jsonl:2: a sentence of \d+ tokens is longer than the model's 64 positions"
     ):
         prepared.run(model)
+
+
+def test_pllscore_splits_a_sentence_at_its_completion() -> None:
+    from pllscore.eval.babylm.zero_shot_pll import split_sentence
+
+    assert split_sentence("A dog can run.", "can run.") == ("A dog", " ", "can run.")  # COMPS
+    assert split_sentence("Box 1 contains the pen.", " the pen.") == ("Box 1 contains", " ", "the pen.")  # options
+    assert split_sentence("The cat sat.", "The cat sat.") == ("", "", "The cat sat.")  # BLiMP: no context
+    assert split_sentence("The cats", "s") == ("The cat", "", "s")  # no space at the join
+    assert split_sentence("ab  cd", " cd") == ("ab", "  ", "cd")
