@@ -75,15 +75,17 @@ def _run_batch(
     at = torch.tensor([p for r in reads for p in r.at], dtype=torch.long, device=device)
     targets = torch.tensor([t for r in reads for t in r.targets], dtype=torch.long, device=device)
     picked = hidden[rows, at]
-    out = torch.empty((len(temperatures), len(at)), dtype=torch.float32)
+    # filled on the model's device and copied back once (one wait per batch, whatever the temperatures)
+    out = torch.empty((len(temperatures), len(at)), dtype=torch.float32, device=picked.device)
     vocab = int(getattr(model.config, "vocab_size", 0) or 1)
     step = max(1, _MAX_LOGITS // vocab)
     for start in range(0, len(at), step):
-        logits = head(picked[start : start + step]).float()
+        logits = head(picked[start : start + step]).float()  # a spread model's head may answer elsewhere
+        logits = logits.to(out.device)
         want = targets[start : start + step].unsqueeze(-1)
         for j, t in enumerate(temperatures):
-            out[j, start : start + step] = F.log_softmax(logits / t, dim=-1).gather(-1, want).squeeze(-1).cpu()
-    values = out.numpy()
+            out[j, start : start + step] = F.log_softmax(logits / t, dim=-1).gather(-1, want).squeeze(-1)
+    values = out.cpu().numpy()
     bounds = np.cumsum([0] + [len(r.at) for r in reads])
     return [values[:, bounds[i] : bounds[i + 1]] for i in range(len(reads))]
 
