@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from pllscore.engine.executor import Engine, Finish, into, run_batches, to_device, to_host
+from pllscore.engine.executor import Engine, Finish, Launch, into, run_batches, to_device, to_host
 from pllscore.engine.readout import Wants, pick_outputs
 from pllscore.plan.stems import StemPlan, plan_stems
 
@@ -96,18 +96,17 @@ class Seq2SeqEngine(Engine):
             launch = into(out, lambda b: self._decode([states[src_of[i]] for i in b], [labs[i] for i in b], wants))
             # a decoder row costs its labels and the cross-attention over its source
             lengths = np.array([len(labs[i]) + len(states[src_of[i]]) for i in todo], dtype=np.int64)
-            run_batches(
-                lengths,
-                max_tokens,
-                lambda b: launch(todo[b]),
-                progress=progress,
-                desc="texts",
-                unit="text",
-                padding=self.padding,
-                min_fill=MIN_FILL,
-                keep=out,
-            )
+            self._run_texts(lengths, max_tokens, lambda b: launch(todo[b]), progress, out)
         return out
+
+    def _run_texts(
+        self, lengths: np.ndarray, max_tokens: int, launch: Launch, progress: bool | None, out: list[Any]
+    ) -> None:
+        """Run decoder rows of ``lengths`` (``launch`` files each text into ``out``), the bar counting texts."""
+        run_batches(
+            lengths, max_tokens, launch, progress=progress, desc="texts", unit="text", padding=self.padding,
+            min_fill=MIN_FILL, keep=out,
+        )  # fmt: skip
 
     def _stem_plan(self, labs: list[np.ndarray], src_of: np.ndarray) -> StemPlan | None:
         """The shared stems worth running once (None: none, or the model cannot)."""
@@ -185,18 +184,7 @@ class Seq2SeqEngine(Engine):
 
         # a member's row is its suffix (what the decoder runs; its stem's cache is only attended to)
         cost = [len(labs[i]) - len(plan.stems[g]) for g, _, i in items]
-        lengths = np.array(cost, dtype=np.int64)
-        run_batches(
-            lengths,
-            max_tokens,
-            launch_members,
-            progress=progress,
-            desc="texts",
-            unit="text",
-            padding=self.padding,
-            min_fill=MIN_FILL,
-            keep=out,
-        )
+        self._run_texts(np.array(cost, dtype=np.int64), max_tokens, launch_members, progress, out)
 
     def _encode(self, sources: list[np.ndarray], max_tokens: int) -> list[torch.Tensor]:
         """Per distinct source, the encoder's last hidden states (its length x hidden)."""
