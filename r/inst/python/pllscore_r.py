@@ -73,7 +73,8 @@ def has_pllscore() -> bool:
 
 def r_message(message: str) -> str:
     """A pllscore message in R's terms: texts, contexts and words counted from 1, Python keywords as R
-    arguments (``long='window'`` -> ``long = "window"``), command-line flags as the R functions' arguments."""
+    arguments (``long='window'`` -> ``long = "window"``), command-line flags and Python functions as the R
+    functions' arguments and names."""
 
     def plus_one(m: re.Match[str]) -> str:
         if m.group(1) is not None:
@@ -96,6 +97,7 @@ def r_message(message: str) -> str:
             return f"{name.replace('-', '_')} = TRUE"
         return f"{R_ARGUMENTS.get(name, name.replace('-', '_'))} ="
 
+    message = re.sub(r"\brun_(blimp|pairs)\(\)", r"pll_\1()", message)
     message = re.sub(r"\bpass --([a-z][a-z-]*) with\b", lambda m: f"give {flag(m)}", message)
     return re.sub(r"(?<![\w-])-?-(o/--output|[a-z][a-z-]*[a-z])\b", flag, message)
 

@@ -38,6 +38,8 @@ test_that("errors name the data frame given, not the file it crossed to Python i
   msg <- expect_r_error(pll_pairs(data.frame(x = "a"), gpt2, good = "good", bad = "bad"), "the data frame given")
   expect_false(grepl(tempdir(), msg, fixed = TRUE))
   expect_r_error(pll_blimp(file.path(tempdir(), "no-blimp"), gpt2), "give data = the folder of")
+  expect_r_error(pll_blimp(shared_path("data", "blimp"), gpt2, paradigms = "anaphor_gender_agreement", colour = 2),
+                 "^pll_blimp\\(\\) got an unknown option 'colour'")
 })
 
 test_that("a Python error that is not pllscore's is still one line of class pllscore_error", {

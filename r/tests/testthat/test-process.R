@@ -50,3 +50,16 @@ test_that("every function, as a session's first call, starts the Python pll_mode
   expect_true(all(grepl("-> pllscore_error PLLSCORE_PYTHON is .*no-such-python, which does not exist", lines)), out)
   expect_match(out, "python started: FALSE")
 })
+
+test_that("torch imported into R's Python before pllscore is a warning that says what to do", {
+  need_pllscore()
+  code <- paste(
+    sprintf("reticulate::use_python('%s', required = TRUE)", reticulate::py_exe()),
+    "invisible(reticulate::import('torch'))",
+    "w <- tryCatch({pllscore::pll_python(); 'no warning'}, warning = function(w) paste(class(w)[1], conditionMessage(w)))",
+    "cat('->', w, '\\n')",
+    sep = "\n"
+  )
+  out <- rscript(code, "PLLSCORE_PYTHON=")
+  expect_match(out, "-> pllscore_warning torch was imported in this R session's Python before pllscore.*restart R", all = FALSE)
+})
