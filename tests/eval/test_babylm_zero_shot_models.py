@@ -224,3 +224,15 @@ def test_pllscore_splits_a_sentence_at_its_completion() -> None:
     assert split_sentence("The cat sat.", "The cat sat.") == ("", "", "The cat sat.")  # BLiMP: no context
     assert split_sentence("The cats", "s") == ("The cat", "", "s")  # no space at the join
     assert split_sentence("ab  cd", " cd") == ("ab", "  ", "cd")
+
+
+def test_progress_counts_every_item_once_and_summary_rows(causal_models, data: Path) -> None:
+    model, tok = causal_models["gpt2-bpe"]
+    prepared = prepare_zero_shot("blimp", data / "blimp", tok, "causal")
+    told: list[int] = []
+    result = prepared.run(model, temperatures=[1.0, 2.0], batch_size=1, progress=told.append)
+    assert sum(told) == prepared.n_items == 3 and all(n > 0 for n in told)
+    rows = dict(result.summary())
+    assert list(rows)[0] == "blimp/overall" and "blimp/field/syntax/semantics" in rows  # files in listing order
+    assert rows["blimp/overall"] == pytest.approx((rows["blimp/uid/a"] + rows["blimp/uid/sup"]) / 2)
+    assert set(result.averages) == {1.0, 2.0}
