@@ -48,8 +48,10 @@ def bind_torch_blas() -> str:
         return ""
     library = os.path.join(list(spec.submodule_search_locations)[0], "lib", "libtorch_cpu.so")
     if os.path.exists(library):
-        # local, so that torch's BLAS does not in turn take over R's own matrix products
-        ctypes.CDLL(library, mode=os.RTLD_NOW | os.RTLD_LOCAL | deepbind)
+        try:  # local, so that torch's BLAS does not in turn take over R's own matrix products
+            ctypes.CDLL(library, mode=os.RTLD_NOW | os.RTLD_LOCAL | deepbind)
+        except OSError as e:
+            return f"torch's library could not be bound to its own BLAS ({e}); R's BLAS may do its matrix products"
     return ""
 
 
