@@ -16,16 +16,17 @@ record is an ``.npz`` file of plain arrays (read without pickle) with a JSON out
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import io
 import json
-from collections.abc import Iterator
+from contextlib import AbstractContextManager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
+from pllscore.engine.scoped import scoped
 
 __all__ = ["BatchLog", "done_mask", "keeping"]
 
@@ -133,14 +134,9 @@ def _restore(values: Any, saved: Any) -> bool:
     return False
 
 
-@contextlib.contextmanager
-def keeping(log: BatchLog | None) -> Iterator[None]:
+def keeping(log: BatchLog | None) -> AbstractContextManager[None]:
     """Runs of batches in the block (those that name their outputs) register with ``log``."""
-    token = _LOG.set(log)
-    try:
-        yield
-    finally:
-        _LOG.reset(token)
+    return scoped(_LOG, log)
 
 
 def done_mask(lengths: np.ndarray, max_tokens: int, padding: str, min_fill: float, values: Any) -> np.ndarray:

@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from pllscore.engine.scoped import scoped
 from pllscore.errors import ModelError
 
 __all__ = ["TOLERANCE", "checked_launch", "overlap_on", "overlapping", "record"]
@@ -55,11 +56,8 @@ _SEEN: ContextVar[list[tuple[dict[str, np.ndarray], set[str]]] | None] = Context
 def overlapping(on: bool = True, checked: set[Any] | None = None) -> Iterator[None]:
     """Run the batches inside one ahead of another (``on``) or each launched and finished in turn with blocking
     copies; ``checked``: the paths whose first batch was checked (an engine's own; default a new set)."""
-    token = _RUN.set(_Run(bool(on), set() if checked is None else checked))
-    try:
+    with scoped(_RUN, _Run(bool(on), set() if checked is None else checked)):
         yield
-    finally:
-        _RUN.reset(token)
 
 
 def overlap_on() -> bool:
@@ -110,11 +108,8 @@ def checked_launch(launch: Launch) -> Launch:
 
 def _outputs_of(finish: Callable[[], None]) -> list[tuple[dict[str, np.ndarray], set[str]]]:
     seen: list[tuple[dict[str, np.ndarray], set[str]]] = []
-    token = _SEEN.set(seen)
-    try:
+    with scoped(_SEEN, seen):
         finish()
-    finally:
-        _SEEN.reset(token)
     return seen
 
 

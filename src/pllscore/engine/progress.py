@@ -13,10 +13,12 @@ duration of a ``with`` block, without passing anything through the scorers betwe
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from contextvars import ContextVar
 from typing import Any
+
+from pllscore.engine.scoped import scoped
 
 __all__ = ["Report", "bar", "described", "model_stage", "reporting", "stage"]
 
@@ -27,24 +29,14 @@ _STAGE: ContextVar[str | None] = ContextVar("pllscore_stage", default=None)
 _REPORT: ContextVar[Report | None] = ContextVar("pllscore_report", default=None)
 
 
-@contextlib.contextmanager
-def stage(name: str | None) -> Iterator[None]:
+def stage(name: str | None) -> AbstractContextManager[None]:
     """Bars drawn in the block say ``name`` first (None: as they are)."""
-    token = _STAGE.set(name)
-    try:
-        yield
-    finally:
-        _STAGE.reset(token)
+    return scoped(_STAGE, name)
 
 
-@contextlib.contextmanager
-def reporting(report: Report | None) -> Iterator[None]:
+def reporting(report: Report | None) -> AbstractContextManager[None]:
     """Runs of batches in the block tell ``report`` their progress instead of drawing a bar."""
-    token = _REPORT.set(report)
-    try:
-        yield
-    finally:
-        _REPORT.reset(token)
+    return scoped(_REPORT, report)
 
 
 def model_stage(i: int, n: int, name: str, what: str | None = None) -> str | None:
