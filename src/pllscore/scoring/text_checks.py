@@ -9,31 +9,21 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from pllscore.errors import InputError
+from pllscore.settings.fields import CONVENTIONS, LONG_MODES, check_choice
 
 __all__ = ["CONVENTIONS", "LONG_MODES", "check_contexts", "check_convention", "check_long", "check_texts"]
 
-#: what a scorer does with a text longer than the model allows
-LONG_MODES = ("error", "window")
-
-#: how a text is read: as given (the paper's code) or as lm-evaluation-harness reads a continuation
-CONVENTIONS = ("paper", "lm-eval")
-
 
 def check_long(long: str) -> str:
-    """``long`` if it is a known long-input mode, else an :class:`InputError`."""
-    if long not in LONG_MODES:
-        raise InputError(f"unknown long-input mode {long!r}; use 'error' (default) or 'window'")
-    return long
+    """``long`` if it is a known long-input mode (:data:`LONG_MODES`: what a scorer does with a text longer than
+    the model allows), else an :class:`InputError`."""
+    return check_choice("long", long)
 
 
 def check_convention(convention: str) -> str:
-    """``convention`` if it is a known one (:data:`CONVENTIONS`), else an :class:`InputError`."""
-    if convention not in CONVENTIONS:
-        raise InputError(
-            f"unknown convention {convention!r}; use 'paper' (default: the text as given) or 'lm-eval' "
-            "(lm-evaluation-harness: the text after a space, as the continuation of an empty context)"
-        )
-    return convention
+    """``convention`` if it is a known one (:data:`CONVENTIONS`: the text as given, the paper's code, or as
+    lm-evaluation-harness reads a continuation), else an :class:`InputError`."""
+    return check_choice("convention", convention)
 
 
 def check_texts(texts: str | Iterable[str], *, blank: bool = False) -> list[str]:
