@@ -19,17 +19,7 @@ from pathlib import Path, PurePath
 
 from pllscore.errors import InputError
 
-__all__ = [
-    "BACKENDS",
-    "CONVENTIONS",
-    "FAST",
-    "FULL",
-    "TaskFolder",
-    "find_tasks",
-    "model_name",
-    "select",
-    "task_output",
-]
+__all__ = ["BACKENDS", "CONVENTIONS", "FAST", "FULL", "TaskFolder", "find_tasks", "model_name", "select", "task_output"]
 
 #: the official backends, under their names
 BACKENDS = ("causal", "mlm", "mntp", "enc_dec_mask", "enc_dec_prefix")
