@@ -134,7 +134,7 @@ def _is_pllscore(w: warnings.WarningMessage) -> bool:
 
 
 def keywords(f: Any) -> list[str] | None:
-    """The keyword arguments ``f`` takes, or ``None`` where it takes any (``**options``)."""
+    """The keyword arguments ``f`` takes besides its first, or ``None`` where it takes any (``**options``)."""
     try:
         parameters = inspect.signature(f).parameters.values()
     except (TypeError, ValueError):
@@ -142,7 +142,9 @@ def keywords(f: Any) -> list[str] | None:
     if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters):
         return None
     kinds = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
-    return [p.name for p in parameters if p.kind in kinds and p.name != "self"]
+    names = [p.name for p in parameters if p.kind in kinds and p.name != "self"]
+    # the first (texts, the model's name, the data) is the R function's own first argument, given by position
+    return names[1:] if names and names[0] not in {p.name for p in parameters if p.kind is p.KEYWORD_ONLY} else names
 
 
 def columns(frame: Any) -> list[tuple[str, str, list[Any], list[int], list[str]]]:

@@ -20,8 +20,9 @@ test_that("an argument the function does not take is one line naming the functio
   msg <- expect_r_error(pll_score("a b", gpt2, colour = 2), "^pll_score\\(\\) has no argument colour; it takes ")
   expect_match(msg, "texts, model, metric, level, base, surprisal, progress.*context")
   expect_r_error(pll_predict("The ___ barked.", tiny_bert(), colour = 2), "^pll_predict\\(\\) has no argument colour")
-  expect_r_error(pll_model(shared_path("models", "tiny-gpt2"), device = "cpu", colour = 2),
-                 "^pll_model\\(\\) has no argument colour; it takes model, device, dtype")
+  msg <- expect_r_error(pll_model(shared_path("models", "tiny-gpt2"), device = "cpu", colour = 2),
+                        "^pll_model\\(\\) has no argument colour; it takes model, device, dtype, reload, revision")
+  expect_false(grepl("name_or_path", msg))  # Python's name of R's first argument
 })
 
 test_that("errors count texts from 1, as R does, and write Python's keywords as R arguments", {
