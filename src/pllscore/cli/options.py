@@ -4,7 +4,8 @@
 parameter typed with a settings class (``model: ModelSettings``) and receives the built, checked
 object; the flags of that class's fields are added to the command's signature, which typer reads.
 Options that belong to no settings group but recur across commands (``--quiet``, ``--progress``)
-are the ``Annotated`` aliases below.
+are the ``Annotated`` aliases below; a command may take the two as one :class:`Console`. A parameter typed
+with a tuple of groups (``settings: tuple[Console, ModelSettings, RunSettings]``) receives each, in that order.
 """
 
 from __future__ import annotations
@@ -25,8 +26,8 @@ from pllscore.errors import PllscoreError
 from pllscore.settings import Settings
 
 __all__ = [
-    "CausalModel", "Command", "Progress", "Quiet", "Stopped", "engine_option", "near_options", "option_for",
-    "output_option", "progress_of", "requires", "with_settings",
+    "CausalModel", "Command", "Console", "Progress", "Quiet", "Stopped", "engine_option", "near_options",
+    "option_for", "output_option", "progress_of", "requires", "with_settings",
 ]  # fmt: skip
 
 Quiet = Annotated[
@@ -72,6 +73,28 @@ def progress_of(quiet: bool, progress: bool = False) -> bool | None:
     return False if quiet else (True if progress else None)
 
 
+@dataclasses.dataclass(frozen=True)
+class Console:
+    """What a command prints besides its results: ``--quiet`` and ``--progress``, received as one group."""
+
+    quiet: bool = False
+    progress: bool = False
+
+    @property
+    def say(self) -> bool:
+        """Whether notes and summary lines go to stderr (not under ``--quiet``)."""
+        return not self.quiet
+
+    @property
+    def bar(self) -> bool | None:
+        """The ``progress=`` an API function takes (:func:`progress_of`)."""
+        return progress_of(self.quiet, self.progress)
+
+
+#: the command parameters of a :class:`Console` (the aliases above, so that each flag is declared once)
+_CONSOLE = {"quiet": Quiet, "progress": Progress}
+
+
 def _cli_type(f: dataclasses.Field[Any], hint: Any) -> Any:
     """The type typer parses a field's option as."""
     if f.metadata.get("repeatable"):
@@ -110,6 +133,11 @@ def _switches(cls: type[Settings]) -> dict[str, tuple[str, str, str]]:
 def _group_params(
     cls: type[Settings], skip: Callable[[str], bool], overrides: dict[str, dict[str, Any]]
 ) -> list[inspect.Parameter]:
+    if cls is Console:
+        return [
+            inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, default=False, annotation=t)
+            for n, t in _CONSOLE.items()
+        ]
     params = []
     for f in dataclasses.fields(cls):
         if skip(f.name):
@@ -124,9 +152,15 @@ def _group_params(
 
 
 def _groups_of(hint: Any) -> dict[str, type[Settings]] | None:
-    """The settings groups a parameter typed ``hint`` receives: a settings class (``{"": cls}``), or each field
-    of a dataclass made of settings groups (such as :class:`~pllscore.eval.settings.EvalSettings`); None for
-    any other parameter."""
+    """The settings groups a parameter typed ``hint`` receives: a settings class (``{"": cls}``), each field
+    of a dataclass made of settings groups (such as :class:`~pllscore.eval.settings.EvalSettings`), or each
+    member of a tuple of settings classes and :class:`Console` (``{"0": cls, ...}``); None for any other
+    parameter."""
+    if typing.get_origin(hint) is tuple:
+        members = typing.get_args(hint)
+        if members and all(m is Console or (isinstance(m, type) and issubclass(m, Settings)) for m in members):
+            return {str(i): m for i, m in enumerate(members)}
+        return None
     if not isinstance(hint, type):
         return None
     if issubclass(hint, Settings):
@@ -140,6 +174,8 @@ def _groups_of(hint: Any) -> dict[str, type[Settings]] | None:
 
 def _build(cls: type[Settings], kwargs: dict[str, Any], skip: Callable[[str], bool]) -> Settings:
     """The settings object from the parsed options (popped from ``kwargs``)."""
+    if cls is Console:
+        return Console(**{n: kwargs.pop(n) for n in _CONSOLE})  # type: ignore[return-value]
     given: dict[str, Any] = {}
     for f in dataclasses.fields(cls):
         if skip(f.name):
@@ -181,7 +217,10 @@ def with_settings(
             built = {}
             for n, parts in groups.items():
                 made = {name: _build(cls, kwargs, skipped) for name, cls in parts.items()}
-                built[n] = made[""] if "" in made else hints[n](**made)
+                if "" in made:
+                    built[n] = made[""]
+                else:
+                    built[n] = tuple(made.values()) if "0" in made else hints[n](**made)
             while BEFORE_RUN:
                 BEFORE_RUN.pop(0)()
             try:

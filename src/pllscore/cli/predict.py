@@ -12,7 +12,7 @@ from pathlib import Path
 
 import typer
 
-from pllscore.cli.options import Progress, Quiet, output_option, progress_of, with_settings
+from pllscore.cli.options import Console, output_option, with_settings
 from pllscore.errors import InputError
 from pllscore.results.predictions import PredictionWarning
 from pllscore.settings import ModelSettings, PredictSettings, RunSettings, TableSettings
@@ -37,15 +37,12 @@ def predict_command(
     ),
     texts: list[str] | None = typer.Option(None, "--text", "-t", help="Predict this text, not a file; repeatable."),
     output: Path | None = output_option("Output file; format from its extension (default: TSV on stdout)."),
-    quiet: Quiet = False,
-    progress: Progress = False,
-    model: ModelSettings = None,  # type: ignore[assignment]
-    predict: PredictSettings = None,  # type: ignore[assignment]
-    table: TableSettings = None,  # type: ignore[assignment]
-    run: RunSettings = None,  # type: ignore[assignment]
+    settings: tuple[Console, ModelSettings, PredictSettings, TableSettings, RunSettings] = None,  # type: ignore[assignment]
 ) -> None:
     """Predict the word in each text's slot (___): a masked LM's top words there, a causal LM's next word."""
     from pllscore.jobs.predict import predict_file
+
+    console, model, predict, table, run = settings
 
     if texts and input is not None:
         raise InputError("give either an INPUT file or --text, not both")
@@ -54,7 +51,7 @@ def predict_command(
     if table.level not in ("word", "token"):
         raise InputError(f"unknown level {table.level!r}; choose word (default) or token")
     given = list(texts) if texts else input
-    run = run.replace(progress=progress_of(quiet, progress))
+    run = run.replace(progress=console.bar)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", PredictionWarning)
         try:
@@ -65,5 +62,5 @@ def predict_command(
                     typer.echo(f"warning: {w.message}", err=True)
                 else:
                     warnings.showwarning(w.message, w.category, w.filename, w.lineno)
-    if not quiet:
+    if console.say:
         typer.echo(summary.line(), err=True)

@@ -13,7 +13,7 @@ from typing import Annotated
 
 import typer
 
-from pllscore.cli.options import Progress, Quiet, output_option, progress_of, with_settings
+from pllscore.cli.options import Console, output_option, with_settings
 from pllscore.settings import ModelSettings, RunSettings, TableSettings, TextSettings
 
 __all__ = ["reading_times_command"]
@@ -58,17 +58,13 @@ def reading_times_command(
     metric: str | None = typer.Option(None, "--metric", help="Masked LMs: the PLL metric (default word-l2r)."),
     bow: bool = typer.Option(False, "--bow", help="Correct word probabilities for Ġ/▁ tokenizers (causal LMs)."),
     plot: bool = typer.Option(False, "--plot", help="Also draw delta_ll.png and rt-surprisal.png into --output."),
-    quiet: Quiet = False,
-    progress: Progress = False,
-    model: ModelSettings = None,  # type: ignore[assignment]
-    run: RunSettings = None,  # type: ignore[assignment]
-    table: TableSettings = None,  # type: ignore[assignment]
-    text: TextSettings = None,  # type: ignore[assignment]
+    settings: tuple[Console, ModelSettings, RunSettings, TableSettings, TextSettings] = None,  # type: ignore[assignment]
 ) -> None:
     """Psychometric predictive power: ΔLL per word of each model's surprisal over length and frequency."""
     from pllscore.errors import InputError
     from pllscore.eval.reading_times.run import SmallDataWarning, reading_times
 
+    console, model, run, table, text = settings
     if plot and output is None:
         raise InputError("--plot draws into the output folder; give -o/--output too")
     with warnings.catch_warnings():
@@ -77,11 +73,11 @@ def reading_times_command(
             data, model_names, output=output, measures=measure, text_column=text_column,
             position_column=position_column, word_column=word_column, subject_column=subject_column,
             aggregate=aggregate, spillover=spillover, value_range=value_range, frequency=frequency, metric=metric,
-            bow=bow, mask_by=text.mask_by, progress=progress_of(quiet, progress), model=model, force=run.force,
+            bow=bow, mask_by=text.mask_by, progress=console.bar, model=model, force=run.force,
             allow_gaps=table.allow_gaps,
         )  # fmt: skip
     # --quiet: errors only, and the fit lines on stdout when they go nowhere else
-    say = not quiet
+    say = console.say
     if result.caution is not None and say:
         typer.echo(f"warning: {result.caution}", err=True)
     if say or output is None:

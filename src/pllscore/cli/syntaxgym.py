@@ -11,7 +11,7 @@ from pathlib import Path
 
 import typer
 
-from pllscore.cli.options import Progress, Quiet, engine_option, output_option, progress_of, with_settings
+from pllscore.cli.options import Console, engine_option, output_option, with_settings
 from pllscore.settings import ModelSettings, RaySettings, RunSettings, TextSettings
 
 __all__ = ["syntaxgym_command"]
@@ -41,25 +41,21 @@ def syntaxgym_command(
         "last non-empty region, as lm-zoo's GPT-2 image did; off by default, as in SyntaxGym.",
     ),
     engine: str = engine_option("local, or ray to spread the suites over Ray actors (one model each)."),
-    quiet: Quiet = False,
-    progress: Progress = False,
-    run: RunSettings = None,  # type: ignore[assignment]
-    model: ModelSettings = None,  # type: ignore[assignment]
-    text: TextSettings = None,  # type: ignore[assignment]
-    ray: RaySettings = None,  # type: ignore[assignment]
+    settings: tuple[Console, RunSettings, ModelSettings, TextSettings, RaySettings] = None,  # type: ignore[assignment]
 ) -> None:
     """Region surprisals and prediction accuracy on SyntaxGym test suites; one summary line per suite."""
     from pllscore.errors import InputError
     from pllscore.eval.syntaxgym.run import syntaxgym
 
+    console, run, model, text, ray = settings
     if plot and output is None:
         raise InputError("--plot draws into the output folder; give -o/--output too")
     result = syntaxgym(
-        suites, model.model, output=output, force=run.force, progress=progress_of(quiet, progress),
+        suites, model.model, output=output, force=run.force, progress=console.bar,
         final_eos=final_eos, engine=engine, model=model, text=text, ray=ray,
     )  # fmt: skip
     # --quiet: errors only, and the summary on stdout when it goes nowhere else
-    say = not quiet
+    say = console.say
     for line in (*result.notes, *(f"suite {s}: already in {output}, skipped" for s in result.skipped)):
         if say:
             typer.echo(f"note: {line}", err=True)
