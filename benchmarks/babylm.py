@@ -319,7 +319,7 @@ def _row(r: dict, atol: float) -> str:
 
 
 def report(args: argparse.Namespace, rows: list[dict]) -> str:
-    lines = ["# BabyLM: the official pipeline and `pllscore babylm`, last run", "", *cpu()]
+    lines = ["# BabyLM: the official pipeline and `pllscore babylm`, last run", "", *args.machine]
     versions = subprocess.run(
         [str(args.official_venv / "bin" / "python"), "-c", "import torch, transformers; print(torch.__version__, transformers.__version__)"],
         capture_output=True, text=True,
@@ -367,6 +367,7 @@ def main() -> None:
     args = ap.parse_args()
     args.data, args.work = DATA, args.work.resolve()
     ENV["PYTHONPYCACHEPREFIX"] = str(args.work / "pycache")
+    args.machine = cpu()  # with the load average at the start
     rows: list[dict] = []
     for name in args.workloads.split(","):
         if name == "tiny":
