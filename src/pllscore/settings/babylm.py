@@ -52,6 +52,11 @@ def _temperature(name: str, optional: bool = False) -> Any:
     return check
 
 
+def _selection(flag: str, help: str) -> Any:
+    """A repeatable flag choosing what runs (none: everything there is); the record names what ran instead."""
+    return setting(None, help, flags=(flag,), check=tuple_or_none, repeatable=True, record=False)
+
+
 @dataclass(frozen=True)
 class BabylmSettings(Settings):
     """What ``pllscore babylm`` runs: the backend, which tasks and checkpoints, which convention, at which
@@ -67,23 +72,15 @@ class BabylmSettings(Settings):
         flags=("--backend", "-b"),
         check=_backend,
     )
-    tasks: tuple[str, ...] | None = setting(
-        None,
+    tasks: tuple[str, ...] | None = _selection(
+        "--tasks",
         "Tasks to run (blimp, supplement, ewok, entity_tracking, wug_adj, wug_past, comps, reading, or a folder's "
         "name); repeatable or comma-separated (default: every task the data folder holds).",
-        flags=("--tasks",),
-        check=tuple_or_none,
-        repeatable=True,
-        record=False,
     )
-    revisions: tuple[str, ...] | None = setting(
-        None,
+    revisions: tuple[str, ...] | None = _selection(
+        "--revision",
         "A checkpoint: a Hub branch, tag or commit, or a sub-folder of a local model folder; repeatable "
         "(default: main, or every sub-folder of a folder of checkpoints).",
-        flags=("--revision",),
-        check=tuple_or_none,
-        repeatable=True,
-        record=False,
     )
     revisions_file: str | None = setting(
         None,

@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -75,26 +76,18 @@ def prepare_reading(
     return PreparedReading(frame, tokenizer, backend, convention, plan, rows, prev_rows)
 
 
+@dataclass(frozen=True)
 class PreparedReading:
     """The reading data, checked and tokenised for one backend and convention; :meth:`run` it on a model."""
 
-    def __init__(
-        self,
-        frame: pd.DataFrame,
-        tokenizer: Any,
-        backend: str,
-        convention: str,
-        plan: ReadPlan | SentencePlan,
-        rows: list[int],
-        prev_rows: list[int | None],
-    ) -> None:
-        self.frame = frame
-        self.tokenizer = tokenizer
-        self.backend = backend
-        self.convention = convention
-        self.plan = plan
-        self._rows = rows
-        self._prev_rows = prev_rows
+    frame: pd.DataFrame
+    tokenizer: Any
+    backend: str
+    convention: str
+    plan: ReadPlan | SentencePlan
+    #: per data row the index of its (context, word) read in ``plan``, and of its previous word's read
+    rows: list[int]
+    prev_rows: list[int | None]
 
     @property
     def n_items(self) -> int:
@@ -108,7 +101,7 @@ class PreparedReading:
         if not isinstance(self.plan, ReadPlan):
             return 0
         chains = [len(c) for c in self.plan.pairs]
-        return sum(chains[i] for i in self._rows) + sum(chains[i] for i in self._prev_rows if i is not None)
+        return sum(chains[i] for i in self.rows) + sum(chains[i] for i in self.prev_rows if i is not None)
 
     def run(self, model: Any, *, batch_size: int | None = None, progress: Progress | None = None) -> ReadingResult:
         """Each row's surprisal and its previous word's with ``model`` (the backend's raw transformers model, in
@@ -137,8 +130,8 @@ class PreparedReading:
             padding = batching_for(model, tok, pad)
         probs = read_probabilities(model, plan, pad_id=pad, padding=padding, max_rows=batch_size, progress=progress)
         surprisal = [self._surprisal(plan, probs, i) for i in range(len(plan.pairs))]
-        pred = np.array([surprisal[i] for i in self._rows], dtype=float)
-        prev = np.array([np.nan if i is None else surprisal[i] for i in self._prev_rows], dtype=float)
+        pred = np.array([surprisal[i] for i in self.rows], dtype=float)
+        prev = np.array([np.nan if i is None else surprisal[i] for i in self.prev_rows], dtype=float)
         return pred, prev
 
     def _surprisal(self, plan: ReadPlan, probs: np.ndarray, pair: int) -> float:

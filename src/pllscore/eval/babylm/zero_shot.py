@@ -106,21 +106,13 @@ class PreparedTask:
         """The task's items (what ``progress`` counts)."""
         return len(self.items)
 
-    def run(
-        self,
-        model: Any,
-        *,
-        temperatures: Sequence[float] = (1.0,),
-        batch_size: int = 64,
-        max_tokens: int = 8192,
-        progress: Callable[[int], None] | None = None,
-    ) -> TaskResult:
+    def run(self, model: Any, **options: Any) -> TaskResult:
         """Score every item with ``model`` (the backend's transformers class, in eval mode, on its device) at
-        each temperature (logits / T; the official ``min``/``max``/``interval`` range is
-        :func:`temperature_range`) and keep the best. ``batch_size``: reads per forward pass at most;
-        ``max_tokens``: padded tokens per forward pass at most. ``progress`` is told how many items finished."""
-        temps = _check_temperatures(temperatures, self.convention)
-        scores = self.scores(model, temperatures=temps, batch_size=batch_size, max_tokens=max_tokens, progress=progress)
+        each temperature and keep the best. ``options``: those of :meth:`scores` (``temperatures``, logits / T,
+        the official ``min``/``max``/``interval`` range being :func:`temperature_range`; ``batch_size``;
+        ``max_tokens``; ``progress``)."""
+        temps = _check_temperatures(options.pop("temperatures", (1.0,)), self.convention)
+        scores = self.scores(model, temperatures=temps, **options)
         # the official choices by torch's own max and softmax (float32), pllscore's float64 scores by numpy
         choose = choose_rows if self.plan is not None else lambda s: None
         outcomes = [outcome(self.items, s, self.task, t, choose(s)) for s, t in zip(scores, temps)]
@@ -138,7 +130,9 @@ class PreparedTask:
         progress: Callable[[int], None] | None = None,
     ) -> list[list[np.ndarray]]:
         """Per temperature, per item its sentences' scores: under ``"babylm"`` float32, each the sum of its
-        reads' log-probabilities; under ``"pllscore"`` the scorer's totals (float64). :meth:`run`'s options."""
+        reads' log-probabilities; under ``"pllscore"`` the scorer's totals (float64). ``batch_size``: reads per
+        forward pass at most; ``max_tokens``: padded tokens per forward pass at most; ``progress`` is told how
+        many items finished."""
         temps = _check_temperatures(temperatures, self.convention)
         if self.plan is None:
             out = [pll_scores(model, self.tokenizer, self.backend, pll_texts(self.items))]
