@@ -20,7 +20,9 @@
 #' @return A data.frame, one row per text and rank: \code{text_id} (counted from 1), \code{text},
 #'   \code{rank}, \code{word}, \code{logprob} (\code{logprob_bits}, \code{surprisal}, ... in
 #'   another view), \code{prob}, \code{n_tokens}, \code{tokens}, and each text's \code{covered}
-#'   mass and \code{entropy} (tokens only).
+#'   mass, \code{entropy} (tokens only) and \code{complete} (\code{FALSE} where the word search
+#'   stopped at its step budget with fewer than \code{k} words, with a warning; a text cut before its first
+#'   word has one row of rank 0).
 #' @examples
 #' # runs where the small test models and pllscore's Python are found (see ?pll_example_model)
 #' folder <- pll_example_model("tiny-bert-cased")

@@ -30,11 +30,13 @@ __all__ = [
     "NonFiniteError",
     "PllscoreError",
     "Prediction",
+    "PredictionWarning",
     "Predictions",
     "Results",
     "ScoreSummary",
     "Scorer",
     "SentenceScore",
+    "SmallDataWarning",
     "Seq2SeqScorer",
     "TokenScore",
     "WordScore",
@@ -53,6 +55,8 @@ __all__ = [
 
 # torch and transformers load only when a scorer is first used, so `pllscore --help` stays fast
 _LAZY = {
+    "PredictionWarning": "pllscore.results.predictions",
+    "SmallDataWarning": "pllscore.eval.reading_times.run",
     "CausalScorer": "pllscore.scoring.causal",
     "MaskedScorer": "pllscore.scoring.masked",
     "MntpScorer": "pllscore.scoring.mntp",
