@@ -36,8 +36,8 @@ __all__ = [
     "ScoreSummary",
     "Scorer",
     "SentenceScore",
-    "SmallDataWarning",
     "Seq2SeqScorer",
+    "SmallDataWarning",
     "TokenScore",
     "WordScore",
     "__version__",
@@ -81,11 +81,11 @@ _LAZY = {
 if TYPE_CHECKING:
     from pllscore.analysis.explanation import Explanation, explain
     from pllscore.eval.babylm.run import babylm
-    from pllscore.eval.reading_times.run import reading_times
+    from pllscore.eval.reading_times.run import SmallDataWarning, reading_times
     from pllscore.eval.syntaxgym.run import syntaxgym
     from pllscore.jobs.local import Interrupted, ScoreSummary, score_file
     from pllscore.jobs.ray import score_dataset
-    from pllscore.results.predictions import Prediction, Predictions
+    from pllscore.results.predictions import Prediction, Predictions, PredictionWarning
     from pllscore.scoring.api import load, predict, score
     from pllscore.scoring.base import Scorer
     from pllscore.scoring.causal import CausalScorer
