@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from pllscore.engine.babylm_scoring import padded_rows
 from pllscore.engine.executor import full_float32
 from pllscore.engine.placement import input_device
 from pllscore.plan.babylm_reading import ReadPlan
@@ -73,23 +74,16 @@ def read_probabilities(
 
 def _batch(model: Any, plan: ReadPlan, batch: np.ndarray, reads: list[int], pad_id: int, device: Any) -> np.ndarray:
     """The probabilities of ``reads`` from one forward pass over the rows ``batch``."""
-    width = max(len(plan.inputs[i]) for i in batch)
-    ids = torch.full((len(batch), width), pad_id, dtype=torch.long)
-    attention = torch.zeros((len(batch), width), dtype=torch.long)
-    slot = {}
-    for b, i in enumerate(batch):
-        row = plan.inputs[i]
-        ids[b, : len(row)] = torch.tensor(row, dtype=torch.long)
-        attention[b, : len(row)] = 1
-        slot[int(i)] = b
-    inputs = {"input_ids": ids.to(device), "attention_mask": attention.to(device)}
+    ids, attention = padded_rows([plan.inputs[i] for i in batch], pad_id, device)
+    slot = {int(i): b for b, i in enumerate(batch)}
+    inputs = {"input_ids": ids, "attention_mask": attention}
     if plan.backend == "enc_dec":
         start = torch.full((len(batch), 1), int(plan.decoder_start or 0), dtype=torch.long, device=device)
         inputs.update(decoder_input_ids=start, decoder_attention_mask=torch.ones_like(start))
     rows = torch.tensor([slot[plan.reads[k][0]] for k in reads], dtype=torch.long)
     cols = torch.tensor([plan.reads[k][1] for k in reads], dtype=torch.long)
     targets = torch.tensor([plan.reads[k][2] for k in reads], dtype=torch.long)
-    shape = (len(batch), 1 if plan.backend == "enc_dec" else width)
+    shape = (len(batch), 1 if plan.backend == "enc_dec" else ids.shape[1])
     with _head_at(model, rows, cols, shape) as fired:
         output = model(**inputs)
     logits = output.logits if hasattr(output, "logits") else output[0]

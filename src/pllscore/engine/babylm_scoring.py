@@ -22,7 +22,7 @@ from pllscore.engine.placement import input_device
 from pllscore.plan.babylm_reads import Read
 from pllscore.plan.batching import pack
 
-__all__ = ["choose_rows", "read_all", "sum_rows", "temperature_range"]
+__all__ = ["choose_rows", "padded_rows", "read_all", "sum_rows", "temperature_range"]
 
 # logits held at once while reading, in elements (128 MiB of float32)
 _MAX_LOGITS = 1 << 25
@@ -42,7 +42,9 @@ def _split(model: Any, kind: str) -> tuple[Any, Callable[[torch.Tensor], Any]] |
 
 
 def _hidden_and_head(model: Any, kind: str) -> tuple[Callable[..., torch.Tensor], Callable[[torch.Tensor], Any]]:
-    """(inputs -> per-position outputs, outputs at the read rows -> logits) for ``model``."""
+    """(inputs -> per-position outputs, outputs at the read rows -> logits) for ``model`` (``kind``: ``"causal"``,
+    ``"masked"`` or ``"seq2seq"``): the body and the LM head where the model splits (:mod:`pllscore.engine.heads`),
+    so the head runs only where read; else the whole model's logits, read as they are."""
     split = _split(model, kind)
     if split is None:
         return (lambda **inputs: model(**inputs).logits), (lambda rows: rows)
@@ -50,7 +52,8 @@ def _hidden_and_head(model: Any, kind: str) -> tuple[Callable[..., torch.Tensor]
     return (lambda **inputs: body(**inputs)[0]), head
 
 
-def _padded(rows: Sequence[tuple[int, ...]], pad: int, device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
+def padded_rows(rows: Sequence[tuple[int, ...]], pad: int, device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
+    """``rows`` right-padded with ``pad`` into one tensor of ids and its attention mask, on ``device``."""
     width = max(len(r) for r in rows)
     ids = torch.full((len(rows), width), pad, dtype=torch.long)
     mask = torch.zeros((len(rows), width), dtype=torch.long)
@@ -65,10 +68,10 @@ def _run_batch(
 ) -> list[np.ndarray]:
     device = input_device(model)
     forward, head = _hidden_and_head(model, kind)
-    ids, mask = _padded([r.ids for r in reads], pad, device)
+    ids, mask = padded_rows([r.ids for r in reads], pad, device)
     inputs = {"input_ids": ids, "attention_mask": mask}
     if kind == "seq2seq":
-        dec, dec_mask = _padded([r.decoder or () for r in reads], pad, device)
+        dec, dec_mask = padded_rows([r.decoder or () for r in reads], pad, device)
         inputs.update(decoder_input_ids=dec, decoder_attention_mask=dec_mask)
     hidden = forward(**inputs)
     rows = torch.tensor([i for i, r in enumerate(reads) for _ in r.at], dtype=torch.long, device=device)
