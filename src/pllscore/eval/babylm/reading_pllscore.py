@@ -25,15 +25,11 @@ from typing import Any
 import numpy as np
 
 from pllscore.errors import InputError
+from pllscore.eval.babylm.zero_shot_pll import backend_scorer
 from pllscore.eval.reading_times.surprisal import word_surprisals
-from pllscore.plan.babylm_reading import reading_backend
-from pllscore.scoring.api import SCORERS
 from pllscore.scoring.bow import beginning_marker
 
 __all__ = ["SentencePlan", "pllscore_scorer", "pllscore_surprisals", "sentence_plan"]
-
-#: the scorer kind of each reading backend
-KINDS = {"causal": "causal", "mlm": "masked", "mntp": "mntp", "enc_dec": "seq2seq"}
 
 
 class SentencePlan:
@@ -87,10 +83,8 @@ def sentence_plan(
 
 
 def pllscore_scorer(model: Any, tokenizer: Any, backend: str, name: str | None = None) -> Any:
-    """The pllscore scorer of ``model`` for a BabyLM backend."""
-    cls, own = SCORERS[KINDS[reading_backend(backend)]]
-    masked = {"metric": "word-l2r", "mask_by": "words"} if "metric" in own else {}
-    return cls(model, tokenizer, name=name, **masked)
+    """The pllscore scorer of ``model`` for a BabyLM backend, a masked LM's masks over whole displayed words."""
+    return backend_scorer(model, tokenizer, backend, name=name, mask_by="words")
 
 
 def pllscore_surprisals(

@@ -26,7 +26,7 @@ from pllscore.scoring.masked import MaskedScorer
 from pllscore.scoring.mntp import MntpScorer
 from pllscore.scoring.seq2seq import Seq2SeqScorer
 
-__all__ = ["Text", "pll_scores", "pll_texts", "split_sentence"]
+__all__ = ["Text", "backend_scorer", "pll_scores", "pll_texts", "split_sentence"]
 
 #: (context, separator, text) of one sentence
 Text = tuple[str, str, str]
@@ -47,15 +47,20 @@ def pll_texts(items: Sequence[Item]) -> list[list[Text]]:
     return [[split_sentence(s, c) for s, c in zip(item.sentences, item.completions)] for item in items]
 
 
-def _scorer(model: Any, tokenizer: Any, backend: str) -> Any:
+def backend_scorer(
+    model: Any, tokenizer: Any, backend: str, *, name: str | None = None, mask_by: str = "tokenizer"
+) -> Any:
+    """pllscore's scorer of ``model`` for a BabyLM backend: causal with BOS, ``mlm`` and ``mntp`` by word-l2r
+    (their masks following ``mask_by``), both encoder-decoder backends by the seq2seq scorer."""
+    masked = {"metric": "word-l2r", "mask_by": mask_by, "name": name}
     if backend == "causal":
-        return CausalScorer(model, tokenizer, bos=True)
+        return CausalScorer(model, tokenizer, bos=True, name=name)
     if backend == "mlm":
-        return MaskedScorer(model, tokenizer, metric="word-l2r")
+        return MaskedScorer(model, tokenizer, **masked)
     if backend == "mntp":
-        return MntpScorer(model, tokenizer, metric="word-l2r")
+        return MntpScorer(model, tokenizer, **masked)
     if backend in ("enc_dec_mask", "enc_dec_prefix"):
-        return Seq2SeqScorer(model, tokenizer)
+        return Seq2SeqScorer(model, tokenizer, name=name)
     raise InputError(
         f"convention 'pllscore' has no scorer for the {backend} backend in this version; use convention 'babylm'"
     )
@@ -64,7 +69,7 @@ def _scorer(model: Any, tokenizer: Any, backend: str) -> Any:
 def pll_scores(model: Any, tokenizer: Any, backend: str, texts: Sequence[Sequence[Text]]) -> list[np.ndarray]:
     """Per item, its sentences' scores (nats, float64) by pllscore's scorer for ``backend``; each distinct
     (context, separator, text) is scored once."""
-    scorer = _scorer(model, tokenizer, backend)
+    scorer = backend_scorer(model, tokenizer, backend)
     distinct = list(dict.fromkeys(t for item in texts for t in item))
     totals: dict[Text, float] = {}
     for sep in dict.fromkeys(t[1] for t in distinct):
