@@ -32,11 +32,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from pllscore.errors import InputError, ModelError
+from pllscore.settings.babylm import BABYLM_BACKENDS
 
 __all__ = ["BACKENDS", "MASKS_APPENDED", "ReadPlan", "decoder_start", "plan_reads", "reading_backend"]
 
 #: the backends of the BabyLM pipeline
-BACKENDS = ("causal", "mlm", "mntp", "enc_dec_mask", "enc_dec_prefix")
+BACKENDS = BABYLM_BACKENDS  # declared once, with the command's settings
 #: masks the official pipeline appends after the context of a masked (and MNTP) LM
 MASKS_APPENDED = 3
 

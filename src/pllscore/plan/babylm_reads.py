@@ -26,6 +26,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from pllscore.settings.babylm import BABYLM_BACKENDS
+
 __all__ = [
     "BACKENDS",
     "PADDED_SUMS",
@@ -38,8 +40,8 @@ __all__ = [
     "plan_reads",
 ]
 
-#: the official pipeline's backends
-BACKENDS = ("causal", "mlm", "mntp", "enc_dec_mask", "enc_dec_prefix")
+#: the official pipeline's backends (declared once, with the command's settings)
+BACKENDS = BABYLM_BACKENDS
 
 #: a text -> (token ids, character offsets), as the tokenizer gives them
 Encode = Callable[[str], tuple[list[int], list[tuple[int, int]]]]
