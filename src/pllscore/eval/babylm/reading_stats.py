@@ -171,8 +171,8 @@ def _fit(frame: pd.DataFrame, dv: str, predictors: Sequence[str]) -> tuple[dict[
 
 
 def write_files(out_dir: str | os.PathLike[str], frame: pd.DataFrame, fits: Fits) -> None:
-    """The six files into ``out_dir`` (made if missing), each written whole under a temporary name, then
-    all renamed: an interrupted write leaves no file half-written."""
+    """The six files into ``out_dir`` (made if missing). A run writes them into a fresh folder that then takes
+    the task's place whole (:func:`pllscore.eval.babylm.records.commit_task`), as it writes every task's files."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     preds = list(zip(frame.index, frame["item"], frame["word"], frame["pred"], frame["prev_pred"]))
@@ -194,13 +194,8 @@ def write_files(out_dir: str | os.PathLike[str], frame: pd.DataFrame, fits: Fits
         "predictive_power_spillover.jsonl": "".join(json.dumps(r) + "\n" for r in fits.spillover),
         "report.txt": report_text(fits),
     }
-    staged = []
     for name in FILES:
-        tmp = out / f".{name}.tmp"
-        tmp.write_text(texts[name], encoding="utf-8")
-        staged.append((tmp, out / name))
-    for tmp, final in staged:
-        os.replace(tmp, final)
+        (out / name).write_text(texts[name], encoding="utf-8")
 
 
 def report_text(fits: Fits) -> str:
