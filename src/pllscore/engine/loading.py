@@ -52,6 +52,7 @@ __all__ = [
     "check_token_types",
     "detect_kind",
     "encode_text",
+    "fast_tokenizer",
     "literal_specials",
     "load_pretrained",
     "max_input_length",
@@ -207,7 +208,7 @@ def _load(
     except (OSError, ValueError, KeyError) as e:
         raise model_not_found(name, e) from e
     chosen, arch = _chosen_kind(config, name, kind)
-    tokenizer = _fast_tokenizer(name, common)
+    tokenizer = fast_tokenizer(name, common)
     loads = model_kind(chosen)  # mntp reads a masked LM
     auto = {"masked": AutoModelForMaskedLM, "causal": AutoModelForCausalLM, "seq2seq": AutoModelForSeq2SeqLM}[loads]
     try:
@@ -254,8 +255,9 @@ def _chosen_kind(config: Any, name: str, kind: Kind | None) -> tuple[Kind, str]:
     return chosen, arch
 
 
-def _fast_tokenizer(name: str, common: dict[str, Any]) -> Any:
-    """The model's fast tokenizer, checked to give a single text token type 0."""
+def fast_tokenizer(name: str, common: dict[str, Any]) -> Any:
+    """The model's fast tokenizer, checked to give a single text token type 0 (``common``: ``from_pretrained``'s
+    keywords: ``revision``, ``trust_remote_code``, ...); one-line :class:`ModelError` where it cannot be used."""
     try:
         tokenizer = AutoTokenizer.from_pretrained(name, use_fast=True, **common)
     except (OSError, ValueError, KeyError, TypeError) as e:

@@ -49,17 +49,11 @@ def on_actor(scorer: Any, job: Job) -> list[Any]:
 def _prepare(run: Any, todo: list[Unit]) -> tuple[str, dict[tuple[str, str], Any]]:
     """Every task prepared on the driver with the first checkpoint's tokenizer (its model stays unloaded here):
     bad data fails before any actor starts."""
-    from transformers import AutoTokenizer
-
-    from pllscore.errors import ModelError
+    from pllscore.engine.loading import fast_tokenizer
 
     ck = todo[0].checkpoint
-    trust = bool(run.load.get("trust_remote_code"))
-    try:
-        tokenizer = AutoTokenizer.from_pretrained(ck.source, revision=ck.hub_revision, use_fast=True,
-                                                  trust_remote_code=trust)  # fmt: skip
-    except (OSError, ValueError, KeyError, TypeError) as e:
-        raise ModelError(f"cannot load the tokenizer of {ck.source!r}: {str(e).splitlines()[0]}") from None
+    common = {"revision": ck.hub_revision, "trust_remote_code": bool(run.load.get("trust_remote_code"))}
+    tokenizer = fast_tokenizer(ck.source, common)
     prepared = {}
     for u in todo:
         if (u.convention, u.task.folder) not in prepared:
